@@ -1,0 +1,37 @@
+/* shquote.c: see shquote.h. */
+#include "shquote.h"
+#include "strbuf.h"
+
+#include <string.h>
+
+static int is_shell_safe(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || strchr("_@%+:,./-", c) != NULL;
+}
+
+int shell_quote(struct strbuf *out, const char *s, size_t len)
+{
+	size_t i, start;
+	int plain = len > 0;
+
+	if (memchr(s, '\0', len))
+		return -1;
+	for (i = 0; i < len && plain; i++)
+		plain = is_shell_safe((unsigned char)s[i]);
+	if (plain) {
+		sb_add(out, s, len);
+		return 0;
+	}
+	sb_addc(out, '\'');
+	for (start = i = 0; i < len; i++) {
+		if (s[i] != '\'')
+			continue;
+		sb_add(out, s + start, i - start);
+		sb_add(out, "'\\''", 4);
+		start = i + 1;
+	}
+	sb_add(out, s + start, len - start);
+	sb_addc(out, '\'');
+	return 0;
+}

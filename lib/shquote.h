@@ -1,0 +1,16 @@
+/* shquote.h: POSIX shell quoting that dash and bash read back alike. */
+#ifndef MAD_SHQUOTE_H
+#define MAD_SHQUOTE_H
+
+#include <stddef.h>
+
+struct strbuf;
+
+/* Appends S (LEN bytes) to OUT as exactly one shell word: as is when every
+ * byte is in [A-Za-z0-9_@%+:,./-], else inside single quotes with each '
+ * written as '\''.  Never uses $'...' (dash lacks it).  '=' is quoted so a
+ * value can never turn a command word into an assignment.  Returns 0, or -1
+ * (nothing appended) when S holds a NUL byte, which no shell word can. */
+int shell_quote(struct strbuf *out, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,18 @@
+#!/usr/bin/env bats
+# A short libFuzzer run of each target on a copy of its corpus (t/suite runs
+# this; "make fuzz-run FUZZ_SECONDS=300" is the long run).
+
+setup() {
+	load ../lib.sh
+	load_helpers
+}
+
+@test "libFuzzer: the hostlist target replays its corpus and fuzzes 20 s" {
+	require clang "libFuzzer (Debian package clang)"
+	[[ -n ${MAD_BUILD:-} ]] || { echo "MAD_BUILD must name a configured build"; false; }
+	cd "$MAD_BUILD"
+	run make fuzz-run FUZZ_SECONDS=20
+	echo "$output" | tail -5
+	assert_success
+	assert_output --partial 'stat::number_of_executed_units'
+}

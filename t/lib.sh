@@ -1,0 +1,37 @@
+# t/lib.sh: shared by the bats files. Loads bats-support/bats-assert and
+# finds the tools under test (the build tree first, via PATH).
+# shellcheck shell=bash
+load_helpers() {
+	load /usr/lib/bats/bats-support/load
+	load /usr/lib/bats/bats-assert/load
+}
+
+# A test that needs something the machine lacks: fail under CI (where the
+# suite installs everything), skip with the reason elsewhere.
+require() {
+	local what=$1 why=$2
+	if ! command -v "$what" >/dev/null 2>&1; then
+		if [[ ${CI:-} == true ]]; then
+			echo "$what is missing ($why) and CI=true: failing, not skipping" >&2
+			return 1
+		fi
+		skip "$what is not installed ($why)"
+	fi
+}
+
+# For cluster tests: the running local cluster's settings, or (no cluster)
+# a failure under CI and a skip elsewhere.  Call from setup_file.
+use_cluster() {
+	local env=${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh
+	if [[ ! -r $env ]]; then
+		if [[ ${CI:-} == true ]]; then
+			echo "no local cluster ($env missing) and CI=true: failing, not skipping" >&2
+			return 1
+		fi
+		skip "no local cluster: run t/cluster/start first"
+	fi
+	# shellcheck source=/dev/null
+	. "$env"
+	AS_USER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)/as-user
+	export AS_USER
+}

@@ -566,6 +566,7 @@ int hostvec_push(struct hostvec *v, const char *name, size_t len)
 		v->arena_cap = cap;
 	}
 	memcpy(v->arena + v->arena_len, name, len);
+	v->sorted = 0;
 	v->arena[v->arena_len + len] = '\0';
 	v->off[v->n++] = v->arena_len;
 	v->arena_len += len + 1;
@@ -677,17 +678,28 @@ int hostvec_sort(struct hostvec *v)
 	for (i = 0; i < v->n; i++)
 		v->off[i] = (size_t)(keys[i].name - v->arena);
 	free(keys);
+	v->sorted = 1;
 	return 0;
 }
 
 int hostvec_uniq(struct hostvec *v)
 {
-	struct hostkey *keys = make_keys(v);
+	struct hostkey *keys;
 	unsigned char *repeat;
 	size_t i, n = 0;
 
 	if (v->n == 0)
 		return 0;
+	if (v->sorted) {
+		/* Sorted order puts equal names next to each other. */
+		for (i = 0; i < v->n; i++)
+			if (n == 0 || strcmp(hostvec_at(v, i),
+					     v->arena + v->off[n - 1]))
+				v->off[n++] = v->off[i];
+		v->n = n;
+		return 0;
+	}
+	keys = make_keys(v);
 	repeat = calloc(v->n, 1);
 	if (!keys || !repeat) {
 		free(keys);

@@ -63,9 +63,10 @@ struct hostvec {
 	size_t arena_len, arena_cap;
 	size_t *off;     /* where each name starts in ARENA */
 	size_t n, cap;
+	int sorted;      /* hostvec_sort() ran since the last push */
 };
 
-#define HOSTVEC_INIT { NULL, 0, 0, NULL, 0, 0 }
+#define HOSTVEC_INIT { NULL, 0, 0, NULL, 0, 0, 0 }
 
 int hostvec_push(struct hostvec *v, const char *name, size_t len);
 /* Appends every host of HL; -1 if no memory. */

@@ -54,7 +54,7 @@ static void compress_round_trip(struct hostvec *v)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
-	struct hostvec v = HOSTVEC_INIT;
+	struct hostvec v = HOSTVEC_INIT, sorted_first = HOSTVEC_INIT;
 	struct strbuf q = STRBUF_INIT;
 	struct hostlist *hl;
 	struct hl_error err;
@@ -84,13 +84,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(len > 0 && strcmp(buf, hostvec_at(&v, i)) == 0);
 		}
 		compress_round_trip(&v);
+		check(hostvec_add_hostlist(&sorted_first, hl) == 0);
 		check(hostvec_uniq(&v) == 0);
 		compress_round_trip(&v);
 		check(hostvec_sort(&v) == 0);
 		compress_round_trip(&v);
+		/* uniq after sort (one pass) equals sort after uniq */
+		check(hostvec_sort(&sorted_first) == 0);
+		check(hostvec_uniq(&sorted_first) == 0);
+		same_names(&v, &sorted_first);
 	}
 	free(buf);
 	hostvec_free(&v);
+	hostvec_free(&sorted_first);
 	hostlist_free(hl);
 	return 0;
 }

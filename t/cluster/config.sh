@@ -1,0 +1,111 @@
+# shellcheck shell=bash
+# Settings of the throwaway test cluster, sourced by start, stop, status and as-user.
+# Every setting can be overridden from the environment. The defaults are chosen to be
+# unlikely to clash with a real SLURM, another test cluster or the host's own network,
+# so several clusters can coexist if each gets its own dir, ports, subnet, bridge and
+# namespace prefix.
+
+: "${MAD_CLUSTER_DIR:=/tmp/mad-cluster}"     # everything the cluster writes lives here
+: "${MAD_CLUSTER_NODES:=4}"                  # nodes are n1..nN
+: "${MAD_CLUSTER_CPUS:=2}"                   # CPUs= of each node (--exclusive takes all)
+: "${MAD_CLUSTER_NETNS:=auto}"               # auto: namespaces when root; 0: loopback; 1: namespaces
+: "${MAD_CLUSTER_SUBNET:=10.213.47}"         # /24: bridge .1, node k is .(10+k)
+: "${MAD_CLUSTER_BRIDGE:=madbr47}"           # host-side veths are <bridge>v<k> (<= 15 chars)
+: "${MAD_CLUSTER_NS_PREFIX:=madns47-}"       # namespace of node nK is <prefix>nK
+: "${MAD_CLUSTER_CTLD_PORT:=16817}"
+: "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
+: "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
+
+# Jobs must run as an ordinary user to exercise the plugin's privilege rules; only root
+# can switch users, so without root the cluster runs everything as the caller.
+if [[ $(id -u) == 0 ]]; then
+    : "${MAD_CLUSTER_USER:=madtest}"
+else
+    : "${MAD_CLUSTER_USER:=$(id -un)}"
+fi
+
+case $MAD_CLUSTER_NETNS in
+    auto) if [[ $(id -u) == 0 ]]; then MAD_CLUSTER_NETNS=1; else MAD_CLUSTER_NETNS=0; fi ;;
+    0 | 1) ;;
+    *) echo "MAD_CLUSTER_NETNS must be auto, 0 or 1 (got '$MAD_CLUSTER_NETNS')" >&2; exit 2 ;;
+esac
+if [[ $MAD_CLUSTER_NETNS == 1 ]]; then MAD_CLUSTER_MODE=netns; else MAD_CLUSTER_MODE=loopback; fi
+
+export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
+    MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
+    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE
+
+# shellcheck disable=SC2034 # used by the scripts that source this file
+mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
+# Tags our /etc/hosts lines; includes the folder so two clusters never remove each other's.
+# shellcheck disable=SC2034
+mad_hosts_marker="# mad-cluster $MAD_CLUSTER_DIR"
+
+mad_die() { echo "mad-cluster: $*" >&2; exit 1; }
+mad_log() { echo "mad-cluster: $*"; }
+
+mad_node_addr() { # k -> address slurmd of node nK listens on
+    if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; else echo 127.0.0.1; fi
+}
+mad_ctld_addr() {
+    if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo 127.0.0.1; fi
+}
+
+# Is PID a live process named NAME that belongs to this cluster? Every daemon is started
+# with SLURM_CONF pointing into our folder, and slurmstepd inherits it from slurmd; checking
+# it protects against killing an unrelated process that reused a stale pid.
+mad_pid_is_ours() { # pid name
+    local pid=$1 name=$2 comm
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+    [[ $comm == "$name" ]] || return 1
+    tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$mad_conf"
+}
+
+# Daemons we start, as "pidfile name" pairs, in the order stop should end them. The
+# slurmd pid files are globbed, not counted, so a changed MAD_CLUSTER_NODES misses none.
+mad_daemons() {
+    local f
+    for f in "$MAD_CLUSTER_DIR"/run/slurmd-*.pid; do
+        if [[ -e $f ]]; then echo "$f slurmd"; fi
+    done
+    echo "$MAD_CLUSTER_DIR/run/slurmctld.pid slurmctld"
+    echo "$MAD_CLUSTER_DIR/run/munged.pid munged"
+}
+
+# The settings a cluster was started with, as shell code. start records them in
+# run/settings (stop and status source it, so they act on what really runs) and in env.sh.
+mad_settings() {
+    local v
+    for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
+        MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
+        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER; do
+        printf 'export %s=%q\n' "$v" "${!v}"
+    done
+}
+
+# Print the end of every daemon log: the first thing anyone needs when start fails.
+mad_log_tails() {
+    local f
+    for f in "$MAD_CLUSTER_DIR"/log/*; do
+        [[ -f $f ]] || continue
+        echo "===== $f (last 25 lines)"
+        tail -n 25 "$f"
+    done
+}
+
+# Up and healthy: every recorded daemon alive and ours, and every node known to slurmctld
+# in a usable state (a trailing * means not responding, so it does not match).
+mad_healthy() {
+    local pidfile name n
+    [[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 1
+    n=0
+    while read -r pidfile name; do
+        mad_pid_is_ours "$(cat "$pidfile" 2>/dev/null)" "$name" || return 1
+        if [[ $name == slurmd ]]; then n=$((n + 1)); fi
+    done < <(mad_daemons)
+    [[ $n == "$MAD_CLUSTER_NODES" ]] || return 1
+    n=$(SLURM_CONF=$mad_conf timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null |
+        sort -u | grep -cE '^n[0-9]+ (idle|alloc|mix|comp)$') || return 1
+    [[ $n == "$MAD_CLUSTER_NODES" ]]
+}

@@ -1,0 +1,344 @@
+/* options.c: see options.h. */
+#include "options.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct opt_def {
+	const char *name;
+	const char *arginfo;
+	const char *usage;
+	const char *def;        /* built-in default, or NULL */
+};
+
+static const struct opt_def defs[OPT_COUNT] = {
+	[OPT_MODEL] = { "model", "NAME",
+		"model name; turns the plugin on for this job", NULL },
+	[OPT_SCHEDULER] = { "scheduler", "auto|slurm|spur",
+		"scheduler (default: detected)", "auto" },
+	[OPT_FANOUT] = { "fanout", "auto|nodes|array",
+		"one job over N nodes, or one array task per node", "auto" },
+	[OPT_NNODES] = { "nnodes", "N",
+		"node count in array fan-out (default: the array size)", NULL },
+	[OPT_MASTER_PORT] = { "master-port", "PORT|auto",
+		"MASTER_PORT (default 29500; auto: from the job id)", "29500" },
+	[OPT_IFACE] = { "iface", "IFACE",
+		"interface for rank 0's address in array fan-out", NULL },
+	[OPT_RUN_DIR] = { "run-dir", "DIR",
+		"shared folder for rendezvous and completion markers", NULL },
+	[OPT_TIMEOUT] = { "timeout", "SECONDS",
+		"how long peers wait for rank 0 (default 900)", "900" },
+};
+
+const char *mad_opt_name(enum mad_opt opt)
+{
+	return defs[opt].name;
+}
+
+const char *mad_opt_usage(enum mad_opt opt)
+{
+	return defs[opt].usage;
+}
+
+const char *mad_opt_arginfo(enum mad_opt opt)
+{
+	return defs[opt].arginfo;
+}
+
+const char *mad_opt_flag(enum mad_opt opt)
+{
+	static const char *const flags[OPT_COUNT] = {
+		"--mad-model", "--mad-scheduler", "--mad-fanout", "--mad-nnodes",
+		"--mad-master-port", "--mad-iface", "--mad-run-dir",
+		"--mad-timeout",
+	};
+	return flags[opt];
+}
+
+/* NAME with '-' as '_', upper-cased when UPPER. */
+static void env_suffix(enum mad_opt opt, char *buf, size_t size, int upper)
+{
+	size_t i;
+
+	for (i = 0; defs[opt].name[i] && i + 1 < size; i++) {
+		char c = defs[opt].name[i];
+
+		buf[i] = c == '-' ? '_' : upper ? (char)toupper((unsigned char)c) : c;
+	}
+	buf[i] = '\0';
+}
+
+void mad_opt_env_name(enum mad_opt opt, char *buf, size_t size)
+{
+	char suffix[32];
+
+	env_suffix(opt, suffix, sizeof(suffix), 1);
+	snprintf(buf, size, "MAD_%s", suffix);
+}
+
+void mad_opt_spank_env_name(enum mad_opt opt, char *buf, size_t size)
+{
+	char suffix[32];
+
+	/* SLURM names it _SLURM_SPANK_OPTION_<plugin>_<option>, every
+	 * non-alphanumeric as '_', and sbatch exports it with SLURM_SPANK_. */
+	env_suffix(opt, suffix, sizeof(suffix), 0);
+	snprintf(buf, size, "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_%s", suffix);
+}
+
+const char *mad_source_name(enum mad_source src)
+{
+	static const char *const names[] = {
+		"unset", "command line", "SLURM_SPANK option env", "environment",
+		"plugstack.conf", "default",
+	};
+	return names[src];
+}
+
+int mad_opt_by_name(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < OPT_COUNT; i++)
+		if (strlen(defs[i].name) == len && !memcmp(defs[i].name, name, len))
+			return i;
+	return -1;
+}
+
+/* Decimal in [LO, HI], digits only. */
+static int parse_range(const char *s, long lo, long hi, long *out)
+{
+	long n = 0;
+
+	if (!*s || strlen(s) > 9)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		n = n * 10 + (*s - '0');
+	}
+	if (n < lo || n > hi)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* Shows VALUE in a message: at most 64 bytes, control bytes as '?'. */
+static void shown(char *out, size_t size, const char *value)
+{
+	size_t i;
+
+	for (i = 0; value[i] && i + 4 < size && i < 64; i++)
+		out[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ?
+			 '?' : value[i];
+	if (value[i] && i + 4 < size) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+}
+
+static int is_name_char(char c, const char *extra)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || (c && strchr(extra, c));
+}
+
+int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
+{
+	char v[80];
+	const char *why = NULL;
+	long n;
+	size_t i, len = strlen(value);
+
+	shown(v, sizeof(v), value);
+	switch (opt) {
+	case OPT_MODEL:
+		if (len == 0 || len > 64 || !is_name_char(value[0], ""))
+			why = "is not a model name (a letter or digit, then up to 63 of A-Z a-z 0-9 . _ -)";
+		for (i = 1; !why && i < len; i++)
+			if (!is_name_char(value[i], "._-"))
+				why = "is not a model name (a letter or digit, then up to 63 of A-Z a-z 0-9 . _ -)";
+		break;
+	case OPT_SCHEDULER:
+		if (strcmp(value, "auto") && strcmp(value, "slurm") && strcmp(value, "spur"))
+			why = "is not one of auto, slurm, spur";
+		break;
+	case OPT_FANOUT:
+		if (strcmp(value, "auto") && strcmp(value, "nodes") && strcmp(value, "array"))
+			why = "is not one of auto, nodes, array";
+		break;
+	case OPT_NNODES:
+		if (parse_range(value, 1, 65536, &n))
+			why = "is not a number between 1 and 65536";
+		break;
+	case OPT_MASTER_PORT:
+		if (strcmp(value, "auto") && parse_range(value, 1, 65535, &n))
+			why = "is not a port number between 1 and 65535, nor auto";
+		break;
+	case OPT_IFACE:
+		if (len == 0 || len > 15)
+			why = "is not a network interface name (1 to 15 characters)";
+		for (i = 0; !why && i < len; i++)
+			if (!is_name_char(value[i], "._:-"))
+				why = "is not a network interface name (A-Z a-z 0-9 . _ : -)";
+		break;
+	case OPT_RUN_DIR:
+		if (value[0] != '/')
+			why = "is not an absolute path";
+		else if (len > 1024)
+			why = "is longer than 1024 bytes";
+		for (i = 0; !why && i < len; i++)
+			if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
+				why = "holds a control character";
+		break;
+	case OPT_TIMEOUT:
+		if (parse_range(value, 1, 604800, &n))
+			why = "is not a number of seconds between 1 and 604800";
+		break;
+	default:
+		why = "is not a known option";
+	}
+	if (!why)
+		return 0;
+	snprintf(err, size, "%s: '%s' %s", mad_opt_flag(opt), v, why);
+	return -1;
+}
+
+/* Splits "key=value"; -1 when there is no '='. */
+static int split_arg(const char *arg, size_t *keylen, const char **value)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq)
+		return -1;
+	*keylen = (size_t)(eq - arg);
+	*value = eq + 1;
+	return 0;
+}
+
+static int plugstack_known(char *err, size_t size, const char *arg)
+{
+	char v[80];
+
+	shown(v, sizeof(v), arg);
+	snprintf(err, size,
+		 "plugstack.conf: unknown argument '%s' (known: model, scheduler, fanout, nnodes, master-port, iface, run-dir, timeout, as key=value)",
+		 v);
+	return -1;
+}
+
+int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
+{
+	char sub[MAD_VALUE_MAX + 64];
+	const char *value;
+	size_t keylen;
+	int i, opt;
+
+	for (i = 0; i < ac; i++) {
+		if (split_arg(av[i], &keylen, &value) ||
+		    (opt = mad_opt_by_name(av[i], keylen)) < 0)
+			return plugstack_known(err, size, av[i]);
+		if (mad_opt_check((enum mad_opt)opt, value, sub, sizeof(sub))) {
+			snprintf(err, size, "plugstack.conf: %s", sub);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
+		enum mad_source src, char *err, size_t size)
+{
+	char sub[MAD_VALUE_MAX + 64];
+	char name[64];
+
+	if (mad_opt_check(opt, value, sub, sizeof(sub))) {
+		if (src == SRC_CLI) {
+			snprintf(err, size, "%s", sub);
+		} else {
+			if (src == SRC_SPANK_ENV)
+				mad_opt_spank_env_name(opt, name, sizeof(name));
+			else if (src == SRC_ENV)
+				mad_opt_env_name(opt, name, sizeof(name));
+			else
+				snprintf(name, sizeof(name), "plugstack.conf");
+			snprintf(err, size, "%s (from %s)", sub, name);
+		}
+		return -1;
+	}
+	snprintf(opts->value[opt], MAD_VALUE_MAX, "%s", value);
+	opts->source[opt] = src;
+	return 0;
+}
+
+/* Takes option OPT from environment variable NAME: 1 taken, 0 absent,
+ * -1 (ERR) too long or a bad value. */
+static int from_env(struct mad_options *opts, enum mad_opt opt,
+		    const char *name, enum mad_source src,
+		    mad_getenv_fn getenv_fn, void *ctx, char *err, size_t size)
+{
+	char buf[MAD_VALUE_MAX];
+	int rc = getenv_fn(ctx, name, buf, sizeof(buf));
+
+	if (rc < 0) {
+		snprintf(err, size, "%s: the value of %s is too long",
+			 mad_opt_flag(opt), name);
+		return -1;
+	}
+	if (rc == 0)
+		return 0;
+	return take(opts, opt, buf, src, err, size) ? -1 : 1;
+}
+
+int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
+			mad_getenv_fn getenv_fn, void *ctx, int ac,
+			char *const av[], char *err, size_t size)
+{
+	char name[96], buf[MAD_VALUE_MAX];
+	int i, k, rc, from_mad_job;
+
+	memset(opts, 0, sizeof(*opts));
+	if (mad_plugstack_check(ac, av, err, size))
+		return -1;
+	from_mad_job = getenv_fn(ctx, "MAD_ENV_FROM", buf, sizeof(buf)) != 0;
+
+	for (i = 0; i < OPT_COUNT; i++) {
+		enum mad_opt opt = (enum mad_opt)i;
+
+		if (cli && cli[i]) {
+			if (take(opts, opt, cli[i], SRC_CLI, err, size))
+				return -1;
+			continue;
+		}
+		mad_opt_spank_env_name(opt, name, sizeof(name));
+		rc = from_env(opts, opt, name, SRC_SPANK_ENV, getenv_fn, ctx, err, size);
+		if (rc == 0 && (!from_mad_job || opt == OPT_MODEL || opt == OPT_RUN_DIR)) {
+			mad_opt_env_name(opt, name, sizeof(name));
+			rc = from_env(opts, opt, name, SRC_ENV, getenv_fn, ctx, err, size);
+		}
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			continue;
+		/* plugstack: the last key=value for this option wins */
+		for (k = ac - 1; k >= 0; k--) {
+			const char *value;
+			size_t keylen;
+
+			if (!split_arg(av[k], &keylen, &value) &&
+			    mad_opt_by_name(av[k], keylen) == i)
+				break;
+		}
+		if (k >= 0) {
+			if (take(opts, opt, strchr(av[k], '=') + 1, SRC_PLUGSTACK, err, size))
+				return -1;
+		} else if (defs[i].def) {
+			snprintf(opts->value[i], MAD_VALUE_MAX, "%s", defs[i].def);
+			opts->source[i] = SRC_DEFAULT;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* options.h: the --mad-* options, their validation, and where each value
+ * comes from.  SPEC order, first present wins:
+ *   1. the command line / #SBATCH (--mad-X=V)
+ *   2. SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_X (SLURM's env form)
+ *   3. MAD_X in the job environment
+ *   4. X=V on the plugin's plugstack.conf line (site default)
+ *   5. the built-in default
+ * A value is checked wherever it comes from; a bad one is an error that
+ * names the option and the source, never silently replaced by a default. */
+#ifndef MAD_OPTIONS_H
+#define MAD_OPTIONS_H
+
+#include <stddef.h>
+
+enum mad_opt {
+	OPT_MODEL,
+	OPT_SCHEDULER,
+	OPT_FANOUT,
+	OPT_NNODES,
+	OPT_MASTER_PORT,
+	OPT_IFACE,
+	OPT_RUN_DIR,
+	OPT_TIMEOUT,
+	OPT_COUNT
+};
+
+enum mad_source {
+	SRC_NONE,       /* not given: the default applies */
+	SRC_CLI,
+	SRC_SPANK_ENV,
+	SRC_ENV,
+	SRC_PLUGSTACK,
+	SRC_DEFAULT,
+};
+
+#define MAD_VALUE_MAX 4096
+
+struct mad_options {
+	char value[OPT_COUNT][MAD_VALUE_MAX];   /* "" when unset and no default */
+	enum mad_source source[OPT_COUNT];
+};
+
+/* "model", "master-port", ... */
+const char *mad_opt_name(enum mad_opt opt);
+/* "--mad-model": the command-line option */
+const char *mad_opt_flag(enum mad_opt opt);
+/* "MAD_MODEL", "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model": into BUF */
+void mad_opt_env_name(enum mad_opt opt, char *buf, size_t size);
+void mad_opt_spank_env_name(enum mad_opt opt, char *buf, size_t size);
+const char *mad_source_name(enum mad_source src);
+/* Looks NAME up as a plugstack key ("master-port") or -1. */
+int mad_opt_by_name(const char *name, size_t len);
+/* The usage line shown by sbatch --help. */
+const char *mad_opt_usage(enum mad_opt opt);
+const char *mad_opt_arginfo(enum mad_opt opt);
+
+/* Checks VALUE for OPT; 0, or -1 with ERR set to e.g.
+ * "--mad-nnodes: 'x' is not a number between 1 and 65536". */
+int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size);
+
+/* Reads one environment variable: 1 found (copied into BUF), 0 absent,
+ * -1 longer than SIZE.  The plugin passes spank_getenv, tools getenv. */
+typedef int (*mad_getenv_fn)(void *ctx, const char *name, char *buf,
+			     size_t size);
+
+/* Fills OPTS from the five sources.  CLI[i] is the command-line value of
+ * option i or NULL; PLUGSTACK is the plugin's argv (AC entries).  Returns 0,
+ * or -1 with ERR naming the option, the source and the problem.  When the
+ * environment carries MAD_ENV_FROM (a job submitted from inside a mad job),
+ * only MAD_MODEL and MAD_RUN_DIR are read from MAD_*: the rest describe the
+ * parent job. */
+int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
+			mad_getenv_fn getenv_fn, void *ctx, int ac,
+			char *const av[], char *err, size_t size);
+
+/* Checks the plugstack arguments alone: unknown keys and bad values. */
+int mad_plugstack_check(int ac, char *const av[], char *err, size_t size);
+
+#endif

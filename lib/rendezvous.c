@@ -1,0 +1,215 @@
+/* rendezvous.c: see rendezvous.h. */
+#include "rendezvous.h"
+#include "strbuf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECORD "rendezvous"
+
+/* Joins A "/" B into OUT with memcpy only (async-signal-safe). */
+static int join(char *out, size_t size, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la + lb + 2 > size)
+		return -1;
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+	return 0;
+}
+
+int mad_write_once(const char *dir, const char *name, const char *content,
+		   size_t len)
+{
+	char final[4096], tmpname[128], tmp[4096];
+	size_t n = strlen(name), off = 0;
+	int fd, rc = 0;
+
+	if (n + 32 > sizeof(tmpname))
+		return -ENAMETOOLONG;
+	tmpname[0] = '.';
+	memcpy(tmpname + 1, name, n);
+	memcpy(tmpname + 1 + n, ".tmp.", 5);
+	n = 1 + n + 5;
+	n += fmt_u64(tmpname + n, (uint64_t)getpid(), 0);
+	tmpname[n] = '\0';
+	if (join(final, sizeof(final), dir, name) ||
+	    join(tmp, sizeof(tmp), dir, tmpname))
+		return -ENAMETOOLONG;
+	unlink(tmp); /* a leftover of a crashed writer with our pid */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t w = write(fd, content + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (!rc && fsync(fd))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	/* link() never replaces: the first complete write stays. */
+	if (!rc && link(tmp, final) && errno != EEXIST)
+		rc = -errno;
+	unlink(tmp);
+	return rc;
+}
+
+int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
+		     size_t size)
+{
+	struct stat st;
+
+	if (stat(run_dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, size, "run folder '%s' (--mad-run-dir) is not a directory: %s",
+			 run_dir, errno ? strerror(errno) : "not a directory");
+		return -1;
+	}
+	if (mkdir(job_dir, 0755) && errno != EEXIST) {
+		snprintf(err, size, "cannot create the job folder '%s': %s", job_dir,
+			 strerror(errno));
+		return -1;
+	}
+	if (stat(job_dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, size, "the job folder '%s' is not a directory", job_dir);
+		return -1;
+	}
+	return 0;
+}
+
+int mad_rdzv_publish(const char *job_dir, const struct mad_rdzv *r,
+		     char *err, size_t size)
+{
+	char buf[512];
+	int len, rc;
+
+	len = snprintf(buf, sizeof(buf), "addr=%s\nport=%ld\nhost=%s\njob=%ld\nnnodes=%ld\n",
+		       r->addr, r->port, r->host, r->job_id, r->nnodes);
+	if (len < 0 || (size_t)len >= sizeof(buf)) {
+		snprintf(err, size, "rendezvous record too long");
+		return -1;
+	}
+	rc = mad_write_once(job_dir, RECORD, buf, (size_t)len);
+	if (rc) {
+		snprintf(err, size, "cannot write the rendezvous record in '%s': %s",
+			 job_dir, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int valid_addr(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+			return 0;
+	return i > 6 && i < 16;
+}
+
+int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
+		  size_t size)
+{
+	char path[4096], buf[1024], *line, *save = NULL;
+	ssize_t n;
+	int fd, have = 0;
+
+	if (join(path, sizeof(path), job_dir, RECORD))
+		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1) {
+		snprintf(err, size, "the rendezvous record '%s' is empty or too long", path);
+		return -1;
+	}
+	buf[n] = '\0';
+	memset(r, 0, sizeof(*r));
+	r->port = r->job_id = r->nnodes = -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		if (!strcmp(line, "addr") && strlen(eq) < sizeof(r->addr))
+			strcpy(r->addr, eq), have |= 1;
+		else if (!strcmp(line, "port"))
+			r->port = atol(eq), have |= 2;
+		else if (!strcmp(line, "host") && strlen(eq) < sizeof(r->host))
+			strcpy(r->host, eq);
+		else if (!strcmp(line, "job"))
+			r->job_id = atol(eq), have |= 4;
+		else if (!strcmp(line, "nnodes"))
+			r->nnodes = atol(eq);
+	}
+	if (have != 7 || !valid_addr(r->addr) || r->port < 1 || r->port > 65535) {
+		snprintf(err, size, "the rendezvous record '%s' is malformed", path);
+		return -1;
+	}
+	return 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
+		  struct mad_rdzv *r, char *err, size_t size)
+{
+	double start = now(), delay = 0.02, waited;
+	char last[256] = "no record";
+
+	for (;;) {
+		DIR *d = opendir(job_dir); /* a directory read refreshes NFS caches */
+		int rc;
+
+		if (d)
+			closedir(d);
+		rc = mad_rdzv_read(job_dir, r, last, sizeof(last));
+		if (rc == 1 && r->job_id == job_id)
+			return 0;
+		if (rc == 1)
+			snprintf(last, sizeof(last), "a record of another job (%ld)", r->job_id);
+		waited = now() - start;
+		if (waited >= (double)timeout)
+			break;
+		{
+			double left = (double)timeout - waited, d2 = delay < left ? delay : left;
+			struct timespec ts = { (time_t)d2, (long)((d2 - (double)(time_t)d2) * 1e9) };
+
+			nanosleep(&ts, NULL);
+		}
+		/* fast at first (a gang-scheduled job meets within a second),
+		 * then at most one read a second */
+		delay = delay * 1.5 > (waited > 30 ? 1.0 : 0.2) ? (waited > 30 ? 1.0 : 0.2) :
+			delay * 1.5;
+	}
+	snprintf(err, size,
+		 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/" RECORD "' and found %s; is rank 0 running? (squeue -j %ld)",
+		 rank, now() - start, timeout, job_dir, last, job_id);
+	return -1;
+}

@@ -1,0 +1,39 @@
+/* rendezvous.h: rank 0 publishes its address in the job folder; peers wait
+ * for it (SPEC §7).  Files are written whole (temporary name, fsync,
+ * rename), so a reader sees no record or a complete one. */
+#ifndef MAD_RENDEZVOUS_H
+#define MAD_RENDEZVOUS_H
+
+#include <stddef.h>
+
+struct mad_rdzv {
+	char addr[64];
+	long port;
+	char host[256];
+	long job_id;
+	long nnodes;
+};
+
+/* Creates JOB_DIR (one level below an existing RUN_DIR) if needed. */
+int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
+		     size_t size);
+int mad_rdzv_publish(const char *job_dir, const struct mad_rdzv *r,
+		     char *err, size_t size);
+/* 1 and *R when a record is there, 0 when not yet, -1 (ERR) when it is
+ * unreadable or malformed. */
+int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
+		  size_t size);
+/* Waits up to TIMEOUT seconds for a record of JOB_ID, re-reading the
+ * folder with backoff (so NFS caches refresh).  0, or -1 with ERR naming
+ * the rank, the folder and the time waited. */
+int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
+		  struct mad_rdzv *r, char *err, size_t size);
+
+/* Writes NAME in DIR with CONTENT atomically: a temporary file opened with
+ * O_EXCL|O_NOFOLLOW, fsync, then link() so an existing NAME is kept (once
+ * written, never replaced).  Only system calls: safe in a forked child.
+ * Returns 0 (also when NAME existed) or -errno. */
+int mad_write_once(const char *dir, const char *name, const char *content,
+		   size_t len);
+
+#endif

@@ -1,0 +1,379 @@
+/* mad.so: the SPANK front-end of mad-spank.  It adapts SPANK to lib/:
+ * options in, job facts in, environment out.  Rules that keep slurmstepd
+ * and spurd alive (SPEC §6):
+ *  - user errors fail the task in task_init (return -1), never init in a
+ *    remote context (a failing batch-step init drains the node);
+ *  - no per-job state in globals, no setenv/chdir/seteuid in the host;
+ *  - SPANK functions spur lacks are weak references, tested before use;
+ *  - messages are formatted here and passed with no live '%';
+ *  - files are written as the job's user, never as root. */
+#include "config.h"
+
+#include "contract.h"
+#include "marker.h"
+#include "netaddr.h"
+#include "options.h"
+#include "rendezvous.h"
+
+#include <slurm/spank.h>
+
+#include <errno.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+SPANK_PLUGIN(mad, 1);
+
+/* Absent on spur (and so NULL there): see SPEC §6. */
+#pragma weak spank_option_register
+#pragma weak spank_option_getopt
+#pragma weak spank_context
+
+#define BATCH_STEP 0xfffffffbU  /* SLURM_BATCH_SCRIPT; spank.h lacks it */
+#define ERR_MAX 1536
+
+/* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
+ * format, spur prints it verbatim, so no user byte can act as a format. */
+__attribute__((format(printf, 1, 2)))
+static void mad_error(const char *fmt, ...)
+{
+	char msg[ERR_MAX], safe[2 * ERR_MAX + 8];
+	size_t i, o = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memcpy(safe, "mad: ", 5);
+	o = 5;
+	for (i = 0; msg[i] && o + 3 < sizeof(safe); i++) {
+		if (msg[i] == '%')
+			safe[o++] = '%';
+		safe[o++] = msg[i];
+	}
+	safe[o] = '\0';
+	/* The message itself is the format: spur prints a format verbatim
+	 * ("%s" would show as "%s" there), and every '%' is doubled above. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	slurm_error(safe);
+#pragma GCC diagnostic pop
+}
+
+static int opt_callback(int val, const char *optarg, int remote);
+
+/* Registered from every context, as SLURM ignores a static table in
+ * sbatch.  Read-only after load: safe to share between jobs. */
+static struct spank_option mad_spank_options[OPT_COUNT];
+
+static void build_option_table(void)
+{
+	static char names[OPT_COUNT][32];
+	int i;
+
+	for (i = 0; i < OPT_COUNT; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s", mad_opt_flag((enum mad_opt)i) + 2);
+		mad_spank_options[i].name = names[i];
+		mad_spank_options[i].arginfo = (char *)mad_opt_arginfo((enum mad_opt)i);
+		mad_spank_options[i].usage = (char *)mad_opt_usage((enum mad_opt)i);
+		mad_spank_options[i].has_arg = 1;
+		mad_spank_options[i].val = i;
+		mad_spank_options[i].cb = opt_callback;
+	}
+}
+
+/* Submit time (remote=0): a bad value stops sbatch/srun/salloc before
+ * anything is queued.  Remote: accepted here and checked in task_init,
+ * since a failure in a remote init would drain the node. */
+static int opt_callback(int val, const char *optarg, int remote)
+{
+	char err[ERR_MAX];
+
+	if (remote || val < 0 || val >= OPT_COUNT)
+		return 0;
+	if (mad_opt_check((enum mad_opt)val, optarg ? optarg : "", err, sizeof(err))) {
+		mad_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	char err[ERR_MAX];
+	int i, local = 0;
+
+	if (spank_option_register) {
+		if (!mad_spank_options[0].name)
+			build_option_table(); /* same bytes every time: no race matters */
+		for (i = 0; i < OPT_COUNT; i++)
+			if (spank_option_register(sp, &mad_spank_options[i]) != ESPANK_SUCCESS)
+				mad_error("cannot register %s", mad_opt_flag((enum mad_opt)i));
+	}
+	if (spank_context)
+		local = spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR;
+	/* A site's bad plugstack line is said at once, where a person reads
+	 * it (sbatch, srun, salloc); remotely only jobs with a model fail. */
+	if (local && mad_plugstack_check(ac, av, err, sizeof(err))) {
+		mad_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* spank_getenv as lib/options wants it. */
+static int job_getenv(void *ctx, const char *name, char *buf, size_t size)
+{
+	spank_err_t rc = spank_getenv((spank_t)ctx, name, buf, (int)size);
+
+	if (rc == ESPANK_SUCCESS)
+		return 1;
+	return rc == ESPANK_NOSPACE ? -1 : 0;
+}
+
+static int job_setenv(void *ctx, const char *name, const char *value)
+{
+	return spank_setenv((spank_t)ctx, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+static long env_long(spank_t sp, const char *name)
+{
+	char buf[32];
+
+	return job_getenv(sp, name, buf, sizeof(buf)) == 1 ? mad_parse_long(buf) : MAD_NONE;
+}
+
+/* Resolves the options; 1 when this job has a model, 0 when the plugin has
+ * nothing to do, -1 (ERR) when the job asked for mad with bad values. */
+static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
+		       char *err, size_t size)
+{
+	const char *cli[OPT_COUNT] = { 0 };
+	char buf[64];
+	int i;
+
+	if (spank_option_getopt)
+		for (i = 0; i < OPT_COUNT; i++) {
+			char *arg = NULL;
+
+			if (spank_option_getopt(sp, &mad_spank_options[i], &arg) ==
+			    ESPANK_SUCCESS && arg)
+				cli[i] = arg;
+		}
+	if (mad_options_resolve(o, cli, job_getenv, sp, ac, av, err, size) == 0)
+		return *o->value[OPT_MODEL] ? 1 : 0;
+	/* Bad values matter only to a job that asked for mad at all. */
+	for (i = 0; i < ac; i++)
+		if (!strncmp(av[i], "model=", 6))
+			return -1;
+	return cli[OPT_MODEL] ||
+	       job_getenv(sp, "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model", buf, sizeof(buf)) ||
+	       job_getenv(sp, "MAD_MODEL", buf, sizeof(buf)) ? -1 : 0;
+}
+
+static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t size)
+{
+	uint32_t u32;
+	char buf[16];
+
+	mad_facts_init(f);
+	f->host_lacks_options = spank_option_register == NULL;
+	f->has_spur_job_id = job_getenv(sp, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
+	f->job_id = spank_get_item(sp, S_JOB_ID, &u32) == ESPANK_SUCCESS ? (long)u32 :
+		    env_long(sp, "SLURM_JOB_ID");
+	f->batch_step = spank_get_item(sp, S_JOB_STEPID, &u32) == ESPANK_SUCCESS &&
+			u32 == BATCH_STEP;
+	if (!f->batch_step && spank_get_item(sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS &&
+	    u32 > 0) {
+		f->nnodes = u32;
+		if (spank_get_item(sp, S_JOB_NODEID, &u32) == ESPANK_SUCCESS)
+			f->node_id = u32;
+	}
+	if (f->node_id == MAD_NONE && !f->batch_step) {
+		/* spur answers 0 nodes: its env says which node this is */
+		f->node_id = env_long(sp, "SLURM_NODEID");
+		f->nnodes = env_long(sp, "SLURM_NNODES");
+	}
+	f->job_nnodes = env_long(sp, "SLURM_JOB_NUM_NODES");
+	f->array_job_id = env_long(sp, "SLURM_ARRAY_JOB_ID");
+	f->array_task_id = env_long(sp, "SLURM_ARRAY_TASK_ID");
+	f->array_task_min = env_long(sp, "SLURM_ARRAY_TASK_MIN");
+	f->array_task_count = env_long(sp, "SLURM_ARRAY_TASK_COUNT");
+	f->restart_count = env_long(sp, "SLURM_RESTART_COUNT");
+	/* srun steps: the step's own list; the batch step: the job's */
+	if (f->batch_step || job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, size) != 1)
+		if (job_getenv(sp, "SLURM_JOB_NODELIST", nodelist, size) != 1)
+			nodelist[0] = '\0';
+	f->nodelist = nodelist;
+}
+
+/* Array fan-out: rank 0 publishes its address; peers wait for it (on
+ * SLURM; on spur the wait is left to mad-env, spurd must never block). */
+static int rendezvous(spank_t sp, const struct mad_options *o,
+		      const struct mad_facts *f, struct mad_contract *c,
+		      char *err, size_t size)
+{
+	struct mad_rdzv r;
+	char nccl[256] = "";
+
+	if (mad_job_dir_make(c->run_dir, c->job_dir, err, size))
+		return -1;
+	if (c->rank == 0) {
+		memset(&r, 0, sizeof(r));
+		job_getenv(sp, "NCCL_SOCKET_IFNAME", nccl, sizeof(nccl));
+		if (mad_local_ipv4(o->value[OPT_IFACE], nccl, r.addr, sizeof(r.addr), err, size))
+			return -1;
+		gethostname(r.host, sizeof(r.host) - 1);
+		r.port = c->master_port;
+		r.job_id = c->collect_job_id;
+		r.nnodes = c->nnodes;
+		if (mad_rdzv_publish(c->job_dir, &r, err, size))
+			return -1;
+	} else if (f->host_lacks_options) {
+		return job_setenv(sp, "MAD_RENDEZVOUS", "pending");
+	} else if (mad_rdzv_wait(c->job_dir, c->collect_job_id, c->rank, c->timeout,
+				 &r, err, size)) {
+		return -1;
+	}
+	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
+	return 0;
+}
+
+/* A failure this task's marker should record (we are the user here). */
+static void mark_failure(const struct mad_contract *c, const struct mad_facts *f,
+			 const char *why)
+{
+	char content[2048], host[256] = "";
+
+	if (!*c->job_dir || !f->batch_step)
+		return;
+	gethostname(host, sizeof(host) - 1);
+	size_t len = mad_marker_format(content, sizeof(content), 1, c->rank, host,
+				       c->collect_job_id, why);
+	if (len)
+		mad_marker_write(c->job_dir, c->rank, content, len);
+}
+
+/* The task cannot have a correct contract: it must not run (review #4:
+ * never an empty MASTER_ADDR).  SLURM fails the task on -1 only for a
+ * "required" plugin and ignores "optional" ones, so in SLURM's task child
+ * (forked for this task, about to exec it) we end it as SLURM itself does
+ * for a required plugin.  Never on spur: there this runs inside spurd. */
+static int fail_task(void)
+{
+	if (spank_option_register && spank_context &&
+	    spank_context() == S_CTX_REMOTE)
+		_exit(1);
+	return -1;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	struct mad_options o;
+	struct mad_facts f;
+	struct mad_contract c;
+	char err[ERR_MAX], nodelist[65536];
+	int rc = job_options(sp, ac, av, &o, err, sizeof(err));
+
+	if (rc <= 0) {
+		if (rc < 0) {
+			mad_error("%s", err);
+			return fail_task();
+		}
+		return 0;
+	}
+	job_facts(sp, &f, nodelist, sizeof(nodelist));
+	if (mad_contract_compute(&o, &f, &c, err, sizeof(err))) {
+		mad_error("%s", err);
+		return fail_task();
+	}
+	if (strcmp(c.fanout, "array") == 0 && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
+		mark_failure(&c, &f, err);
+		mad_error("%s", err);
+		return fail_task();
+	}
+	if (*c.job_dir && f.batch_step &&
+	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
+	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))) {
+		mad_error("%s", err);
+		return fail_task();
+	}
+	if (mad_contract_export(&o, &c, "spank", job_setenv, sp)) {
+		mad_error("cannot set the job environment");
+		return fail_task();
+	}
+	return 0;
+}
+
+/* Writes the batch script's marker as the job's user: a child drops every
+ * id before it touches the user's folder, so a planted symlink never makes
+ * root write through it.  The child makes system calls only. */
+static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
+				 const char *content, size_t len)
+{
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	int status;
+
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		mad_error("cannot tell the job's user: no completion marker written");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		mad_error("fork failed: no completion marker written");
+		return;
+	}
+	if (pid == 0) {
+		if (setgroups(1, &gid) || setresgid(gid, gid, gid) ||
+		    setresuid(uid, uid, uid) || getuid() != uid || geteuid() != uid)
+			_exit(125);
+		if (mkdir(c->job_dir, 0755) && errno != EEXIST)
+			_exit(126);
+		_exit(mad_marker_write(c->job_dir, c->rank, content, len) ? 127 : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		mad_error("could not write the completion marker in '%s' as uid %u",
+			  c->job_dir, (unsigned)uid);
+}
+
+/* The batch script ended: leave its completion marker (SPEC §8).  Runs as
+ * root in slurmstepd; spur calls it with an empty env and mad-mark does
+ * this there. */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	struct mad_options o;
+	struct mad_facts f;
+	struct mad_contract c;
+	char err[ERR_MAX], nodelist[65536], content[1024], host[256] = "";
+	int wstatus, status;
+	size_t len;
+
+	if (job_options(sp, ac, av, &o, err, sizeof(err)) <= 0)
+		return 0;
+	job_facts(sp, &f, nodelist, sizeof(nodelist));
+	if (!f.batch_step || !*o.value[OPT_RUN_DIR])
+		return 0;
+	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)))
+		return 0; /* task_init already failed the job and said why */
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &wstatus) != ESPANK_SUCCESS)
+		return 0;
+	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
+		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
+	gethostname(host, sizeof(host) - 1);
+	len = mad_marker_format(content, sizeof(content), status, c.rank, host,
+				c.collect_job_id, NULL);
+	if (len)
+		write_marker_as_user(sp, &c, content, len);
+	return 0;
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env bats
+# mad.so on the real cluster: every job submitted as the ordinary test user.
+# shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
+
+setup_file() {
+	load ../lib.sh
+	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
+	use_cluster
+	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
+	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
+	run_dir=$MAD_CLUSTER_SHARED/run
+	"$AS_USER" mkdir -p "$run_dir"
+	cp "$BATS_TEST_DIRNAME/../helpers/tcp-exchange" "$MAD_CLUSTER_SHARED/tcp-exchange"
+	chmod 0755 "$MAD_CLUSTER_SHARED/tcp-exchange"
+	cp "$MAD_CLUSTER_PLUGSTACK" "$BATS_FILE_TMPDIR/plugstack.saved"
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	export so run_dir
+}
+
+teardown_file() {
+	[[ -r ${BATS_FILE_TMPDIR:-}/plugstack.saved ]] || return 0
+	cp "$BATS_FILE_TMPDIR/plugstack.saved" "$MAD_CLUSTER_PLUGSTACK"
+}
+
+setup() {
+	load ../lib.sh
+	load_helpers
+	use_cluster
+	cd "$MAD_CLUSTER_SHARED"
+}
+
+# Runs sbatch as the test user, waits; output file in $out.
+submit() {
+	out=$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	run "$AS_USER" timeout 120 sbatch --wait --output="$out" "$@"
+}
+
+@test "nodes fan-out: 4 nodes, the env contract on every node, TCP exchange through MASTER_ADDR" {
+	submit --nodes=4 --mad-model=llama --wrap 'srun --nodes=4 ./tcp-exchange'
+	cat "$out"
+	assert_success
+	run grep -c '^contract ' "$out"
+	assert_output 4
+	jobid=$(awk '/^contract/ { for (i = 1; i <= NF; i++) if ($i ~ /^collect=/) print substr($i, 9) }' "$out" | sort -u)
+	[[ $jobid =~ ^[0-9]+$ ]]
+	for r in 0 1 2 3; do
+		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=10\.213\.47\.11 port=29500 collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
+			[[ $MAD_CLUSTER_MODE != netns ]]
+	done
+	grep -qx 'exchange ok: ranks 1..3' "$out"
+	# the batch script's marker: rank 0's exit status, written as the user
+	[[ $(head -1 "$run_dir/$jobid/done_rank0") == 0 ]]
+	[[ $(stat -c %U "$run_dir/$jobid/done_rank0") == "$MAD_CLUSTER_USER" ]]
+	[[ $(cat "$run_dir/$jobid/expected") == 1 ]]
+}
+
+@test "array fan-out: one task per node, rank 0's own address, TCP exchange, %A_%a logs" {
+	rm -f "$MAD_CLUSTER_SHARED"/arr-*.out
+	run "$AS_USER" timeout 120 sbatch --wait --parsable --array=0-3 --exclusive --nodes=1 \
+		--mad-model=m --mad-fanout=array --output='arr-%A_%a.out' --wrap './tcp-exchange'
+	assert_success
+	jobid=${output%%;*}
+	cat "$MAD_CLUSTER_SHARED"/arr-"$jobid"_*.out
+	for r in 0 1 2 3; do
+		f=$MAD_CLUSTER_SHARED/arr-${jobid}_$r.out
+		[[ -s $f ]] || { echo "missing $f (array logs use %A_%a)"; false; }
+		grep -E "^contract host=n[1-4] rank=$r mad_rank=$r RANK=$r nnodes=4 .* collect=$jobid fanout=array " "$f"
+		[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
+	done
+	grep -q 'exchange ok: ranks 1..3' "$MAD_CLUSTER_SHARED/arr-${jobid}_0.out"
+	[[ $(cat "$MAD_CLUSTER_SHARED"/arr-"$jobid"_*.out | grep '^contract' | awk '{print $2}' | sort -u | wc -l) -eq 4 ]]
+	# MASTER_ADDR is the address rank 0 published for itself
+	grep -q "^addr=$(awk '/^contract/ {sub("addr=", "", $9); print $9}' "$MAD_CLUSTER_SHARED/arr-${jobid}_0.out")\$" "$run_dir/$jobid/rendezvous"
+	[[ $(cat "$run_dir/$jobid/expected") == 4 ]]
+}
+
+@test "rank 0 late past --mad-timeout: every peer fails in time, loudly, no empty MASTER_ADDR" {
+	run "$AS_USER" sbatch --parsable --hold --array=0-3 --exclusive --nodes=1 --mad-model=m \
+		--mad-fanout=array --mad-timeout=10 --output='late-%A_%a.out' \
+		--wrap 'echo "MASTER_ADDR=[$MASTER_ADDR]"'
+	assert_success
+	jobid=${output%%;*}
+	start=$(date +%s)
+	"$AS_USER" scontrol release "${jobid}_[1-3]"
+	for _ in $(seq 60); do
+		n=$(ls "$run_dir/$jobid"/done_rank* 2>/dev/null | wc -l)
+		((n == 3)) && break
+		sleep 0.5
+	done
+	elapsed=$(($(date +%s) - start))
+	"$AS_USER" scancel "$jobid"
+	echo "peers failed after ${elapsed}s"
+	((n == 3 && elapsed <= 10 + 15))
+	for r in 1 2 3; do
+		f=$MAD_CLUSTER_SHARED/late-${jobid}_$r.out
+		cat "$f"
+		grep -q "mad: rank $r waited 1[0-9] s (--mad-timeout=10) for rank 0 to publish its address in '$run_dir/$jobid/rendezvous'" "$f"
+		! grep -q 'MASTER_ADDR=' "$f" # the task never ran
+		[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 1 ]]
+		grep -q "^error=rank $r waited" "$run_dir/$jobid/done_rank$r"
+	done
+}
+
+@test "precedence: command line > SLURM_SPANK env > MAD_* env > plugstack > default" {
+	echo "optional $so run-dir=$run_dir master-port=31000" >"$MAD_CLUSTER_PLUGSTACK"
+	job='echo port=$MASTER_PORT'
+	submit --mad-model=m --wrap "$job"
+	grep -qx 'port=31000' "$out"
+	MAD_MASTER_PORT=32000 submit --mad-model=m --wrap "$job"
+	grep -qx 'port=32000' "$out"
+	MAD_MASTER_PORT=32000 SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_master_port=33000 \
+		submit --mad-model=m --wrap "$job"
+	grep -qx 'port=33000' "$out"
+	MAD_MASTER_PORT=32000 SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_master_port=33000 \
+		submit --mad-model=m --mad-master-port=34000 --wrap "$job"
+	grep -qx 'port=34000' "$out"
+	# the model itself from the env only (what spur users do)
+	MAD_MODEL=from-env submit --wrap 'echo model=$MAD_MODEL'
+	grep -qx 'model=from-env' "$out"
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+}
+
+@test "a job submitted from inside a mad job gets its own rank, size and ids" {
+	submit --nodes=4 --mad-model=outer --mad-master-port=auto --wrap '
+		echo "outer $SLURM_JOB_ID $NODE_RANK $NNODES $MASTER_PORT"
+		sbatch --wait --nodes=2 --output=inner-$SLURM_JOB_ID.out --wrap "srun -N2 bash -c \"echo inner \\\$SLURM_JOB_ID \\\$NODE_RANK \\\$NNODES \\\$MAD_COLLECT_JOB_ID \\\$MAD_MODEL\""'
+	cat "$out"
+	assert_success
+	read -r _ outer _ _ _ < <(grep '^outer' "$out")
+	inner_out=$MAD_CLUSTER_SHARED/inner-$outer.out
+	cat "$inner_out"
+	inner=$(awk '{print $2}' "$inner_out" | sort -u)
+	[[ -n $inner && $inner != "$outer" ]]
+	grep -qx "inner $inner 0 2 $inner outer" "$inner_out"
+	grep -qx "inner $inner 1 2 $inner outer" "$inner_out"
+}
+
+@test "a job without a model is left alone" {
+	submit --nodes=2 --wrap 'env | grep -cE "^(MAD_(MODEL|ENV_FROM|NODE_RANK|JOB_DIR)|NODE_RANK|RANK|NNODES|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)=" || true'
+	assert_success
+	[[ $(cat "$out") == 0 ]]
+}
+
+@test "bad values: sbatch exits non-zero, names the option, queues nothing" {
+	before=$("$AS_USER" squeue -h -o %i | wc -l)
+	while read -r opt value; do
+		run "$AS_USER" sbatch "--mad-$opt=$value" --wrap true
+		assert_failure
+		assert_output --partial "mad: --mad-$opt: '$value'"
+	done <<-'EOF'
+		model bad/name
+		scheduler pbs
+		fanout tree
+		nnodes x
+		nnodes 0
+		master-port 70000
+		iface eth0;x
+		run-dir relative/dir
+		timeout 0
+	EOF
+	run "$AS_USER" sbatch --mad-nnodes=x --wrap true
+	assert_output --partial "mad: --mad-nnodes: 'x' is not a number between 1 and 65536"
+	[[ $("$AS_USER" squeue -h -o %i | wc -l) == "$before" ]]
+	# the same values from the environment fail the job (task_init), never drain a node
+	MAD_NNODES=x submit --mad-model=m --mad-fanout=array --array=0 --wrap 'echo ran'
+	run cat "$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out"
+	refute_output --partial ran
+	run "$AS_USER" sinfo -h -R
+	assert_output ''
+}
+
+@test "an unknown plugstack key is said at submit time" {
+	echo "optional $so run-dir=$run_dir frobnicate=1" >"$MAD_CLUSTER_PLUGSTACK"
+	run "$AS_USER" sbatch --hold --wrap true
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	assert_output --partial "mad: plugstack.conf: unknown argument 'frobnicate=1'"
+	jobid=$(grep -o '[0-9]*$' <<<"$output" | tail -1)
+	[[ -z $jobid ]] || "$AS_USER" scancel "$jobid"
+}
+
+@test "markers: a planted symlink never makes root write through it" {
+	victim=$MAD_CLUSTER_DIR/root-only
+	rm -rf "$victim" && mkdir -m 0755 "$victim" && echo original >"$victim/file"
+	# (a) the marker path is a symlink to a root-owned file
+	run "$AS_USER" sbatch --parsable --hold --mad-model=m --wrap 'exit 3'
+	jobid=${output%%;*}
+	"$AS_USER" mkdir -p "$run_dir/$jobid"
+	"$AS_USER" ln -s "$victim/file" "$run_dir/$jobid/done_rank0"
+	"$AS_USER" scontrol release "$jobid"
+	for _ in $(seq 60); do
+		[[ -z $("$AS_USER" squeue -h -j "$jobid" 2>/dev/null) ]] && break
+		sleep 0.5
+	done
+	[[ $(cat "$victim/file") == original ]]
+	[[ -L $run_dir/$jobid/done_rank0 ]]
+	# (b) the run folder itself is a symlink to a root-owned folder
+	"$AS_USER" ln -sfn "$victim" "$MAD_CLUSTER_SHARED/evil-run"
+	submit --mad-model=m --mad-run-dir="$MAD_CLUSTER_SHARED/evil-run" --wrap 'exit 0'
+	[[ $(ls "$victim") == file ]]
+	# nothing in the run folder is owned by root
+	[[ -z $(find "$run_dir" -user root) ]]
+}

@@ -29,6 +29,11 @@
 
 SPANK_PLUGIN(mad, 1);
 
+#if HAVE_DECL_ESPANK_JOB_FAILURE
+/* SLURM >= 25.05: should init ever fail remotely, fail the job, not the node. */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 /* Absent on spur (and so NULL there): see SPEC §6. */
 #pragma weak spank_option_register
 #pragma weak spank_option_getopt

@@ -84,7 +84,7 @@ submit() {
 	start=$(date +%s)
 	"$AS_USER" scontrol release "${jobid}_[1-3]"
 	for _ in $(seq 60); do
-		n=$(ls "$run_dir/$jobid"/done_rank* 2>/dev/null | wc -l)
+		n=$(find "$run_dir/$jobid" -maxdepth 1 -name 'done_rank*' 2>/dev/null | wc -l)
 		((n == 3)) && break
 		sleep 0.5
 	done

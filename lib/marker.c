@@ -35,7 +35,7 @@ int mad_marker_write(const char *job_dir, long rank, const char *content,
 	char name[32];
 
 	mad_marker_name(name, sizeof(name), rank);
-	return mad_write_once(job_dir, name, content, len);
+	return mad_write_file(job_dir, name, content, len, 0);
 }
 
 int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
@@ -43,7 +43,7 @@ int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%ld\n", count), rc;
 
-	rc = mad_write_once(job_dir, "expected", buf, (size_t)n);
+	rc = mad_write_file(job_dir, "expected", buf, (size_t)n, 0);
 	if (rc) {
 		snprintf(err, size, "cannot write '%s/expected': %s", job_dir, strerror(-rc));
 		return -1;

@@ -27,8 +27,8 @@ static int join(char *out, size_t size, const char *a, const char *b)
 	return 0;
 }
 
-int mad_write_once(const char *dir, const char *name, const char *content,
-		   size_t len)
+int mad_write_file(const char *dir, const char *name, const char *content,
+		   size_t len, int replace)
 {
 	char final[4096], tmpname[128], tmp[4096];
 	size_t n = strlen(name), off = 0;
@@ -64,10 +64,13 @@ int mad_write_once(const char *dir, const char *name, const char *content,
 		rc = -errno;
 	if (close(fd) && !rc)
 		rc = -errno;
-	/* link() never replaces: the first complete write stays. */
-	if (!rc && link(tmp, final) && errno != EEXIST)
+	if (!rc && replace && rename(tmp, final))
 		rc = -errno;
-	unlink(tmp);
+	/* link() never replaces: the first complete write stays. */
+	else if (!rc && !replace && link(tmp, final) && errno != EEXIST)
+		rc = -errno;
+	if (rc || !replace)
+		unlink(tmp);
 	return rc;
 }
 
@@ -105,7 +108,9 @@ int mad_rdzv_publish(const char *job_dir, const struct mad_rdzv *r,
 		snprintf(err, size, "rendezvous record too long");
 		return -1;
 	}
-	rc = mad_write_once(job_dir, RECORD, buf, (size_t)len);
+	/* Replaced, not kept: a record left by an earlier job with the same id
+	 * (a controller whose state was reset) must not win over rank 0's. */
+	rc = mad_write_file(job_dir, RECORD, buf, (size_t)len, 1);
 	if (rc) {
 		snprintf(err, size, "cannot write the rendezvous record in '%s': %s",
 			 job_dir, strerror(-rc));

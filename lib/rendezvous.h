@@ -30,10 +30,10 @@ int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
 		  struct mad_rdzv *r, char *err, size_t size);
 
 /* Writes NAME in DIR with CONTENT atomically: a temporary file opened with
- * O_EXCL|O_NOFOLLOW, fsync, then link() so an existing NAME is kept (once
- * written, never replaced).  Only system calls: safe in a forked child.
- * Returns 0 (also when NAME existed) or -errno. */
-int mad_write_once(const char *dir, const char *name, const char *content,
-		   size_t len);
+ * O_EXCL|O_NOFOLLOW, fsync, then rename() (REPLACE) or link(), which keeps
+ * an existing NAME (written once, never replaced).  Only system calls: safe
+ * in a forked child.  Returns 0 (also when NAME was kept) or -errno. */
+int mad_write_file(const char *dir, const char *name, const char *content,
+		   size_t len, int replace);
 
 #endif

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -218,6 +220,21 @@ static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t si
 	f->nodelist = nodelist;
 }
 
+/* A task waiting for rank 0 has not exec'd yet: it is still named
+ * "slurmstepd", and proctrack/linuxproc skips processes of that name when it
+ * signals a step, so scancel could not end it and the node would drain
+ * ("Kill task failed").  Here, in SLURM's forked task process and nowhere
+ * else, the wait gets its own name and the default SIGTERM action, both of
+ * which the coming execve would set anyway. */
+static void make_killable_while_waiting(void)
+{
+	if (!spank_context || spank_context() != S_CTX_REMOTE)
+		return;
+	prctl(PR_SET_NAME, "mad-rendezvous", 0, 0, 0);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+}
+
 /* Array fan-out: rank 0 publishes its address; peers wait for it (on
  * SLURM; on spur the wait is left to mad-env, spurd must never block). */
 static int rendezvous(spank_t sp, const struct mad_options *o,
@@ -242,9 +259,11 @@ static int rendezvous(spank_t sp, const struct mad_options *o,
 			return -1;
 	} else if (f->host_lacks_options) {
 		return job_setenv(sp, "MAD_RENDEZVOUS", "pending");
-	} else if (mad_rdzv_wait(c->job_dir, c->collect_job_id, c->rank, c->timeout,
-				 &r, err, size)) {
-		return -1;
+	} else {
+		make_killable_while_waiting();
+		if (mad_rdzv_wait(c->job_dir, c->collect_job_id, c->rank, c->timeout,
+				  &r, err, size))
+			return -1;
 	}
 	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
 	return 0;

@@ -8,7 +8,9 @@ setup_file() {
 	use_cluster
 	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
 	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
+	# fresh: job ids start again at 1 on a restarted cluster
 	run_dir=$MAD_CLUSTER_SHARED/run
+	"$AS_USER" rm -rf "$run_dir"
 	"$AS_USER" mkdir -p "$run_dir"
 	cp "$BATS_TEST_DIRNAME/../helpers/tcp-exchange" "$MAD_CLUSTER_SHARED/tcp-exchange"
 	chmod 0755 "$MAD_CLUSTER_SHARED/tcp-exchange"
@@ -200,4 +202,27 @@ submit() {
 	[[ $(ls "$victim") == file ]]
 	# nothing in the run folder is owned by root
 	[[ -z $(find "$run_dir" -user root) ]]
+}
+
+@test "scancel while peers wait for rank 0: the tasks end at once, no node drains" {
+	run "$AS_USER" sbatch --parsable --hold --array=0-2 --exclusive --nodes=1 --mad-model=m \
+		--mad-fanout=array --mad-timeout=600 --output=/dev/null --wrap 'sleep 1'
+	assert_success
+	jobid=${output%%;*}
+	"$AS_USER" scontrol release "${jobid}_[1-2]"
+	for _ in $(seq 60); do
+		[[ $(pgrep -u "$MAD_CLUSTER_USER" -x mad-rendezvous | wc -l) -eq 2 ]] && break
+		sleep 0.5
+	done
+	[[ $(pgrep -u "$MAD_CLUSTER_USER" -x mad-rendezvous | wc -l) -eq 2 ]]
+	"$AS_USER" scancel "$jobid"
+	for _ in $(seq 40); do
+		pgrep -u "$MAD_CLUSTER_USER" -x mad-rendezvous >/dev/null || break
+		sleep 0.5
+	done
+	run pgrep -u "$MAD_CLUSTER_USER" -x mad-rendezvous
+	assert_failure
+	sleep 2
+	run "$AS_USER" sinfo -h -R
+	assert_output ''
 }

@@ -2,6 +2,9 @@
 #include "contract.h"
 #include "hostlist.h"
 #include "netaddr.h"
+#include "rendezvous.h"
+
+#include <unistd.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +17,68 @@ void mad_facts_init(struct mad_facts *f)
 	f->job_id = f->array_job_id = f->array_task_id = MAD_NONE;
 	f->array_task_min = f->array_task_count = MAD_NONE;
 	f->node_id = f->nnodes = f->job_nnodes = f->restart_count = MAD_NONE;
+}
+
+static long env_long(mad_getenv_fn getenv_fn, void *ctx, const char *name)
+{
+	char buf[32];
+
+	return getenv_fn(ctx, name, buf, sizeof(buf)) == 1 ? mad_parse_long(buf) : MAD_NONE;
+}
+
+void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
+			char *nodelist, size_t size)
+{
+	char buf[32];
+	int in_step;
+
+	mad_facts_init(f);
+	f->has_spur_job_id = getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
+	in_step = getenv_fn(ctx, "SLURM_STEP_ID", buf, sizeof(buf)) != 0;
+	f->job_id = env_long(getenv_fn, ctx, "SLURM_JOB_ID");
+	f->node_id = env_long(getenv_fn, ctx, "SLURM_NODEID");
+	if (f->node_id == MAD_NONE)
+		f->node_id = env_long(getenv_fn, ctx, "SPUR_NODE_RANK");
+	f->nnodes = env_long(getenv_fn, ctx, "SLURM_NNODES");
+	f->job_nnodes = env_long(getenv_fn, ctx, "SLURM_JOB_NUM_NODES");
+	/* SLURM runs a batch script on the first node only; spur on each node */
+	f->batch_step = !in_step && !f->has_spur_job_id;
+	f->array_job_id = env_long(getenv_fn, ctx, "SLURM_ARRAY_JOB_ID");
+	f->array_task_id = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_ID");
+	f->array_task_min = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_MIN");
+	f->array_task_count = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_COUNT");
+	f->restart_count = env_long(getenv_fn, ctx, "SLURM_RESTART_COUNT");
+	if ((f->batch_step || getenv_fn(ctx, "SLURM_STEP_NODELIST", nodelist, size) != 1) &&
+	    getenv_fn(ctx, "SLURM_JOB_NODELIST", nodelist, size) != 1)
+		nodelist[0] = '\0';
+	f->nodelist = nodelist;
+}
+
+int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size)
+{
+	const char *v = getenv(name);
+
+	(void)ctx;
+	if (!v)
+		return 0;
+	if (strlen(v) >= size)
+		return -1;
+	strcpy(buf, v);
+	return 1;
+}
+
+int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
+		     struct mad_contract *c, char *nodelist, size_t nsize,
+		     char *err, size_t size)
+{
+	if (mad_options_resolve(opts, NULL, mad_process_getenv, NULL, 0, NULL, err, size))
+		return -1;
+	if (!*opts->value[OPT_MODEL]) {
+		snprintf(err, size, "no model: this is not a mad job (set MAD_MODEL or --mad-model)");
+		return 1;
+	}
+	mad_facts_from_env(facts, mad_process_getenv, NULL, nodelist, nsize);
+	return mad_contract_compute(opts, facts, c, err, size) ? -1 : 0;
 }
 
 long mad_parse_long(const char *s)
@@ -149,6 +214,40 @@ int mad_contract_compute(const struct mad_options *o,
 			snprintf(c->job_dir, sizeof(c->job_dir), "%s/%ld", c->run_dir,
 				 c->collect_job_id);
 	}
+	return 0;
+}
+
+int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
+			    const char *nccl_ifnames, int wait, char *err,
+			    size_t size)
+{
+	struct mad_rdzv r;
+	int rc;
+
+	if (mad_job_dir_make(c->run_dir, c->job_dir, err, size))
+		return -1;
+	if (c->rank == 0) {
+		memset(&r, 0, sizeof(r));
+		if (mad_local_ipv4(o->value[OPT_IFACE], nccl_ifnames, r.addr,
+				   sizeof(r.addr), err, size))
+			return -1;
+		gethostname(r.host, sizeof(r.host) - 1);
+		r.port = c->master_port;
+		r.job_id = c->collect_job_id;
+		r.nnodes = c->nnodes;
+		if (mad_rdzv_publish(c->job_dir, &r, err, size))
+			return -1;
+	} else if (!wait) {
+		rc = mad_rdzv_read(c->job_dir, &r, err, size);
+		if (rc < 0)
+			return -1;
+		if (rc == 0 || r.job_id != c->collect_job_id)
+			return 1;
+	} else if (mad_rdzv_wait(c->job_dir, c->collect_job_id, c->rank, c->timeout,
+				 &r, err, size)) {
+		return -1;
+	}
+	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
 	return 0;
 }
 

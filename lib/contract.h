@@ -25,6 +25,15 @@ struct mad_facts {
 
 void mad_facts_init(struct mad_facts *f);
 
+/* Fills F from the job environment alone (what mad-env has, and what the
+ * plugin starts from before it asks SPANK): SLURM_JOB_ID, SLURM_NODEID or
+ * SPUR_NODE_RANK, SLURM_NNODES, SLURM_JOB_NUM_NODES, SLURM_ARRAY_*,
+ * SLURM_RESTART_COUNT, SPUR_JOB_ID, and the step's node list, else the
+ * job's, copied into NODELIST.  A batch script is told by the absence of
+ * SLURM_STEP_ID; on spur it runs on every node and has its node's rank. */
+void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
+			char *nodelist, size_t size);
+
 struct mad_contract {
 	const char *scheduler;      /* "slurm" or "spur" */
 	const char *fanout;         /* "nodes" or "array" */
@@ -46,11 +55,29 @@ int mad_contract_compute(const struct mad_options *opts,
 			 const struct mad_facts *facts, struct mad_contract *c,
 			 char *err, size_t size);
 
+/* Array fan-out: rank 0 publishes its own address in the job folder; the
+ * other ranks read it, waiting up to the timeout when WAIT (else a missing
+ * record leaves them pending).  NCCL_IFNAMES is NCCL_SOCKET_IFNAME's value.
+ * 0 with c->master_addr set, 1 pending, -1 with ERR. */
+int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract *c,
+			    const char *nccl_ifnames, int wait, char *err,
+			    size_t size);
+
 /* Calls SET(name, value) for every variable of the contract. */
 typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value);
 int mad_contract_export(const struct mad_options *opts,
 			const struct mad_contract *c, const char *env_from,
 			mad_setenv_fn set, void *ctx);
+
+/* getenv(3) as mad_getenv_fn, for the tools (CTX unused). */
+int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size);
+
+/* What a job script has: options from the environment, facts from the
+ * environment, and the contract computed from both (mad-env, mad-mark).
+ * 0, 1 when no model is set anywhere, -1 with ERR. */
+int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
+		     struct mad_contract *c, char *nodelist, size_t nsize,
+		     char *err, size_t size);
 
 /* Reads a decimal environment value into *OUT (MAD_NONE if absent or not
  * a number); a helper for the front-ends gathering facts. */

@@ -293,17 +293,33 @@ static int from_env(struct mad_options *opts, enum mad_opt opt,
 	return take(opts, opt, buf, src, err, size) ? -1 : 1;
 }
 
+/* MAD_ENV_FROM came with the submit environment of a job started from
+ * inside another mad job, unless its MAD_COLLECT_JOB_ID is this job's own
+ * (mad-env running in a job the plugin already set up). */
+static int inherited_from_other_job(mad_getenv_fn getenv_fn, void *ctx)
+{
+	char from[16], collect[32], id[32];
+
+	if (getenv_fn(ctx, "MAD_ENV_FROM", from, sizeof(from)) == 0)
+		return 0;
+	if (getenv_fn(ctx, "MAD_COLLECT_JOB_ID", collect, sizeof(collect)) != 1)
+		return 1;
+	if (getenv_fn(ctx, "SLURM_ARRAY_JOB_ID", id, sizeof(id)) == 1 && !strcmp(id, collect))
+		return 0;
+	return !(getenv_fn(ctx, "SLURM_JOB_ID", id, sizeof(id)) == 1 && !strcmp(id, collect));
+}
+
 int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
 			mad_getenv_fn getenv_fn, void *ctx, int ac,
 			char *const av[], char *err, size_t size)
 {
-	char name[96], buf[MAD_VALUE_MAX];
+	char name[96];
 	int i, k, rc, from_mad_job;
 
 	memset(opts, 0, sizeof(*opts));
 	if (mad_plugstack_check(ac, av, err, size))
 		return -1;
-	from_mad_job = getenv_fn(ctx, "MAD_ENV_FROM", buf, sizeof(buf)) != 0;
+	from_mad_job = inherited_from_other_job(getenv_fn, ctx);
 
 	for (i = 0; i < OPT_COUNT; i++) {
 		enum mad_opt opt = (enum mad_opt)i;

@@ -66,9 +66,9 @@ typedef int (*mad_getenv_fn)(void *ctx, const char *name, char *buf,
 /* Fills OPTS from the five sources.  CLI[i] is the command-line value of
  * option i or NULL; PLUGSTACK is the plugin's argv (AC entries).  Returns 0,
  * or -1 with ERR naming the option, the source and the problem.  When the
- * environment carries MAD_ENV_FROM (a job submitted from inside a mad job),
- * only MAD_MODEL and MAD_RUN_DIR are read from MAD_*: the rest describe the
- * parent job. */
+ * environment carries MAD_ENV_FROM of another job (a job submitted from
+ * inside a mad job: MAD_COLLECT_JOB_ID is not this job's), only MAD_MODEL
+ * and MAD_RUN_DIR are read from MAD_*: the rest describe the parent job. */
 int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
 			mad_getenv_fn getenv_fn, void *ctx, int ac,
 			char *const av[], char *err, size_t size);

@@ -149,13 +149,6 @@ static int job_setenv(void *ctx, const char *name, const char *value)
 	return spank_setenv((spank_t)ctx, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
-static long env_long(spank_t sp, const char *name)
-{
-	char buf[32];
-
-	return job_getenv(sp, name, buf, sizeof(buf)) == 1 ? mad_parse_long(buf) : MAD_NONE;
-}
-
 /* Resolves the options; 1 when this job has a model, 0 when the plugin has
  * nothing to do, -1 (ERR) when the job asked for mad with bad values. */
 static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
@@ -184,16 +177,20 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 	       job_getenv(sp, "MAD_MODEL", buf, sizeof(buf)) ? -1 : 0;
 }
 
+/* The facts from the job env (lib), then what SPANK knows better on SLURM.
+ * spur answers S_JOB_STEPID, S_JOB_NNODES and S_JOB_NODEID with 0 and
+ * success, so those count only where the host is SLURM. */
 static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t size)
 {
 	uint32_t u32;
-	char buf[16];
+	int slurm = spank_option_register != NULL;
 
-	mad_facts_init(f);
-	f->host_lacks_options = spank_option_register == NULL;
-	f->has_spur_job_id = job_getenv(sp, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
-	f->job_id = spank_get_item(sp, S_JOB_ID, &u32) == ESPANK_SUCCESS ? (long)u32 :
-		    env_long(sp, "SLURM_JOB_ID");
+	mad_facts_from_env(f, job_getenv, sp, nodelist, size);
+	f->host_lacks_options = !slurm;
+	if (spank_get_item(sp, S_JOB_ID, &u32) == ESPANK_SUCCESS && u32)
+		f->job_id = u32;
+	if (!slurm)
+		return;
 	f->batch_step = spank_get_item(sp, S_JOB_STEPID, &u32) == ESPANK_SUCCESS &&
 			u32 == BATCH_STEP;
 	if (!f->batch_step && spank_get_item(sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS &&
@@ -202,22 +199,8 @@ static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t si
 		if (spank_get_item(sp, S_JOB_NODEID, &u32) == ESPANK_SUCCESS)
 			f->node_id = u32;
 	}
-	if (f->node_id == MAD_NONE && !f->batch_step) {
-		/* spur answers 0 nodes: its env says which node this is */
-		f->node_id = env_long(sp, "SLURM_NODEID");
-		f->nnodes = env_long(sp, "SLURM_NNODES");
-	}
-	f->job_nnodes = env_long(sp, "SLURM_JOB_NUM_NODES");
-	f->array_job_id = env_long(sp, "SLURM_ARRAY_JOB_ID");
-	f->array_task_id = env_long(sp, "SLURM_ARRAY_TASK_ID");
-	f->array_task_min = env_long(sp, "SLURM_ARRAY_TASK_MIN");
-	f->array_task_count = env_long(sp, "SLURM_ARRAY_TASK_COUNT");
-	f->restart_count = env_long(sp, "SLURM_RESTART_COUNT");
-	/* srun steps: the step's own list; the batch step: the job's */
-	if (f->batch_step || job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, size) != 1)
-		if (job_getenv(sp, "SLURM_JOB_NODELIST", nodelist, size) != 1)
-			nodelist[0] = '\0';
-	f->nodelist = nodelist;
+	if (f->batch_step && job_getenv(sp, "SLURM_JOB_NODELIST", nodelist, size) != 1)
+		nodelist[0] = '\0';
 }
 
 /* A task waiting for rank 0 has not exec'd yet: it is still named
@@ -241,32 +224,16 @@ static int rendezvous(spank_t sp, const struct mad_options *o,
 		      const struct mad_facts *f, struct mad_contract *c,
 		      char *err, size_t size)
 {
-	struct mad_rdzv r;
 	char nccl[256] = "";
+	int wait = !f->host_lacks_options, rc;
 
-	if (mad_job_dir_make(c->run_dir, c->job_dir, err, size))
-		return -1;
-	if (c->rank == 0) {
-		memset(&r, 0, sizeof(r));
-		job_getenv(sp, "NCCL_SOCKET_IFNAME", nccl, sizeof(nccl));
-		if (mad_local_ipv4(o->value[OPT_IFACE], nccl, r.addr, sizeof(r.addr), err, size))
-			return -1;
-		gethostname(r.host, sizeof(r.host) - 1);
-		r.port = c->master_port;
-		r.job_id = c->collect_job_id;
-		r.nnodes = c->nnodes;
-		if (mad_rdzv_publish(c->job_dir, &r, err, size))
-			return -1;
-	} else if (f->host_lacks_options) {
-		return job_setenv(sp, "MAD_RENDEZVOUS", "pending");
-	} else {
+	job_getenv(sp, "NCCL_SOCKET_IFNAME", nccl, sizeof(nccl));
+	if (wait && c->rank != 0)
 		make_killable_while_waiting();
-		if (mad_rdzv_wait(c->job_dir, c->collect_job_id, c->rank, c->timeout,
-				  &r, err, size))
-			return -1;
-	}
-	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
-	return 0;
+	rc = mad_contract_rendezvous(o, c, nccl, wait, err, size);
+	if (rc == 1)
+		return job_setenv(sp, "MAD_RENDEZVOUS", "pending");
+	return rc;
 }
 
 /* A failure this task's marker should record (we are the user here). */
@@ -288,12 +255,16 @@ static void mark_failure(const struct mad_contract *c, const struct mad_facts *f
  * never an empty MASTER_ADDR).  SLURM fails the task on -1 only for a
  * "required" plugin and ignores "optional" ones, so in SLURM's task child
  * (forked for this task, about to exec it) we end it as SLURM itself does
- * for a required plugin.  Never on spur: there this runs inside spurd. */
-static int fail_task(void)
+ * for a required plugin.  Never on spur: there this runs inside spurd, and
+ * the task gets MAD_ERROR instead. */
+static int fail_task(spank_t sp, const char *why)
 {
 	if (spank_option_register && spank_context &&
 	    spank_context() == S_CTX_REMOTE)
 		_exit(1);
+	/* spur runs the job whatever a hook returns: leave the reason where
+	 * mad-env and the templates stop on it. */
+	spank_setenv(sp, "MAD_ERROR", why, 1);
 	return -1;
 }
 
@@ -308,29 +279,29 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (rc <= 0) {
 		if (rc < 0) {
 			mad_error("%s", err);
-			return fail_task();
+			return fail_task(sp, err);
 		}
 		return 0;
 	}
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
 	if (mad_contract_compute(&o, &f, &c, err, sizeof(err))) {
 		mad_error("%s", err);
-		return fail_task();
+		return fail_task(sp, err);
 	}
 	if (strcmp(c.fanout, "array") == 0 && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
 		mark_failure(&c, &f, err);
 		mad_error("%s", err);
-		return fail_task();
+		return fail_task(sp, err);
 	}
 	if (*c.job_dir && f.batch_step &&
 	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
 	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))) {
 		mad_error("%s", err);
-		return fail_task();
+		return fail_task(sp, err);
 	}
 	if (mad_contract_export(&o, &c, "spank", job_setenv, sp)) {
 		mad_error("cannot set the job environment");
-		return fail_task();
+		return fail_task(sp, "cannot set the job environment");
 	}
 	return 0;
 }

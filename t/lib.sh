@@ -35,3 +35,24 @@ use_cluster() {
 	AS_USER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)/as-user
 	export AS_USER
 }
+
+# Cluster tests that change the plugstack keep a copy of it for the whole
+# file and put it back at the end (setup_file / teardown_file), and copy the
+# TCP rank-exchange program where the test user's jobs find it.
+plugstack_save() {
+	cp "$MAD_CLUSTER_PLUGSTACK" "$BATS_FILE_TMPDIR/plugstack.saved"
+	cp "$BATS_TEST_DIRNAME/../helpers/tcp-exchange" "$MAD_CLUSTER_SHARED/tcp-exchange"
+	chmod 0755 "$MAD_CLUSTER_SHARED/tcp-exchange"
+}
+
+plugstack_restore() {
+	[[ -r ${BATS_FILE_TMPDIR:-}/plugstack.saved ]] || return 0
+	cp "$BATS_FILE_TMPDIR/plugstack.saved" "$MAD_CLUSTER_PLUGSTACK"
+}
+
+# A fresh run folder for a test file: job ids start again at 1 whenever the
+# cluster restarts, and markers are written once.
+fresh_run_dir() {
+	"$AS_USER" rm -rf "$1"
+	"$AS_USER" mkdir -p "$1"
+}

@@ -8,20 +8,16 @@ setup_file() {
 	use_cluster
 	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
 	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
-	# fresh: job ids start again at 1 on a restarted cluster
 	run_dir=$MAD_CLUSTER_SHARED/run
-	"$AS_USER" rm -rf "$run_dir"
-	"$AS_USER" mkdir -p "$run_dir"
-	cp "$BATS_TEST_DIRNAME/../helpers/tcp-exchange" "$MAD_CLUSTER_SHARED/tcp-exchange"
-	chmod 0755 "$MAD_CLUSTER_SHARED/tcp-exchange"
-	cp "$MAD_CLUSTER_PLUGSTACK" "$BATS_FILE_TMPDIR/plugstack.saved"
+	fresh_run_dir "$run_dir"
+	plugstack_save
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
 	export so run_dir
 }
 
 teardown_file() {
-	[[ -r ${BATS_FILE_TMPDIR:-}/plugstack.saved ]] || return 0
-	cp "$BATS_FILE_TMPDIR/plugstack.saved" "$MAD_CLUSTER_PLUGSTACK"
+	load ../lib.sh
+	plugstack_restore
 }
 
 setup() {

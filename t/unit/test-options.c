@@ -81,6 +81,19 @@ TEST(a_job_inside_a_mad_job_keeps_only_model_and_run_dir)
 	CHECK_STR(opts.value[OPT_TIMEOUT], "5"); /* SLURM's own option form counts */
 }
 
+TEST(mad_env_inside_the_same_job_keeps_the_users_options)
+{
+	struct env same = { { "MAD_ENV_FROM=spank", "MAD_COLLECT_JOB_ID=40", "SLURM_JOB_ID=41",
+			      "SLURM_ARRAY_JOB_ID=40", "MAD_MODEL=m", "MAD_NNODES=8" } };
+	struct env other = { { "MAD_ENV_FROM=spank", "MAD_COLLECT_JOB_ID=40", "SLURM_JOB_ID=50",
+			       "MAD_MODEL=m", "MAD_NNODES=8" } };
+
+	CHECK(resolve(NULL, &same, 0, NULL) == 0);
+	CHECK_STR(opts.value[OPT_NNODES], "8");
+	CHECK(resolve(NULL, &other, 0, NULL) == 0);
+	CHECK_STR(opts.value[OPT_NNODES], "");
+}
+
 TEST(bad_values_name_option_and_source)
 {
 	struct env e = { { "MAD_NNODES=x" } };
@@ -230,6 +243,7 @@ int main(void)
 {
 	RUN(each_source_beats_the_next);
 	RUN(a_job_inside_a_mad_job_keeps_only_model_and_run_dir);
+	RUN(mad_env_inside_the_same_job_keeps_the_users_options);
 	RUN(bad_values_name_option_and_source);
 	RUN(value_checks);
 	RUN(nodes_fanout_batch_and_step);

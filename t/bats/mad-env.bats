@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# mad-env and mad-mark on a faked job environment (the cluster tests run
+# them in real jobs).
+# shellcheck disable=SC2016 # the scripts are single-quoted: the shell under test expands them
+
+setup() {
+	load ../lib.sh
+	load_helpers
+	run_dir=$BATS_TEST_TMPDIR/run
+	mkdir -p "$run_dir"
+	job=(env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=12 SLURM_JOB_NUM_NODES=2
+		'SLURM_JOB_NODELIST=localhost,other' MAD_RUN_DIR="$run_dir")
+}
+
+@test "mad-env prints the contract as exports that dash and bash both read" {
+	for sh in dash bash; do
+		run "${job[@]}" "$sh" -c 'eval "$(mad-env)"; echo "$NODE_RANK $NNODES $MASTER_ADDR $MASTER_PORT $MAD_COLLECT_JOB_ID $MAD_JOB_DIR $MAD_ENV_FROM"'
+		assert_success
+		assert_output "0 2 127.0.0.1 29500 12 $run_dir/12 mad-env"
+	done
+}
+
+@test "a value with shell syntax stays one word" {
+	weird="$BATS_TEST_TMPDIR/a b'\$(touch pwned)"
+	mkdir -p "$weird"
+	run env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=1 SLURM_JOB_NUM_NODES=1 \
+		SLURM_JOB_NODELIST=localhost MAD_RUN_DIR="$weird" \
+		dash -c 'eval "$(mad-env)" && printf %s "$MAD_RUN_DIR"'
+	assert_success
+	assert_output "$weird"
+	[[ ! -e pwned && ! -e $BATS_TEST_TMPDIR/pwned ]]
+}
+
+@test "on failure mad-env stops an eval'ing script: reason on stderr, exit 1" {
+	run env -i PATH="$PATH" MAD_ERROR='rank 0 is gone' bash -c 'eval "$(mad-env)"; echo still running'
+	assert_failure 1
+	assert_output --partial 'mad-env: the job cannot run: rank 0 is gone (MAD_ERROR)'
+	refute_output --partial 'still running'
+	run env -i PATH="$PATH" SLURM_JOB_ID=1 bash -c 'eval "$(mad-env)"; echo still running'
+	assert_failure 1
+	assert_output --partial 'no model'
+	run env -i PATH="$PATH" MAD_MODEL=m MAD_TIMEOUT=soon bash -c 'eval "$(mad-env)"; echo still running'
+	assert_failure 1
+	assert_output --partial "mad-env: --mad-timeout: 'soon' is not a number of seconds between 1 and 604800 (from MAD_TIMEOUT)"
+	run env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=1 SLURM_JOB_NUM_NODES=1 \
+		SLURM_JOB_NODELIST=no-such-node.invalid bash -c 'eval "$(mad-env)"; echo still running'
+	assert_failure 1
+	assert_output --partial "cannot resolve rank 0's node 'no-such-node.invalid'"
+}
+
+@test "--explain names each source, --json is JSON" {
+	run "${job[@]}" MAD_MASTER_PORT=auto mad-env --explain
+	assert_success
+	assert_line 'MASTER_PORT=20012    # environment'
+	assert_line 'MAD_MODEL=m    # environment'
+	run "${job[@]}" mad-env --json
+	assert_success
+	python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["NNODES"] == "2" and d["MASTER_ADDR"] == "127.0.0.1"' <<<"$output"
+}
+
+@test "array fan-out: rank 0 publishes, a peer completes the rendezvous, a missing rank 0 times out" {
+	arr=(env -i PATH="$PATH" MAD_MODEL=m MAD_FANOUT=array MAD_NNODES=2 SLURM_ARRAY_JOB_ID=40
+		MAD_RUN_DIR="$run_dir" MAD_TIMEOUT=2)
+	run "${arr[@]}" SLURM_JOB_ID=41 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_JOB_ID=99 mad-env
+	assert_failure 1
+	assert_output --partial "rank 1 waited 2 s (--mad-timeout=2) for rank 0 to publish its address in '$run_dir/99/rendezvous'"
+	run "${arr[@]}" SLURM_JOB_ID=40 SLURM_ARRAY_TASK_ID=0 mad-env
+	assert_success
+	addr=$(sed -n 's/^export MASTER_ADDR=//p' <<<"$output")
+	[[ $addr =~ ^[0-9.]+$ && $addr != 127.* ]]
+	run "${arr[@]}" SLURM_JOB_ID=41 SLURM_ARRAY_TASK_ID=1 mad-env
+	assert_success
+	assert_line "export MASTER_ADDR=$addr"
+	assert_line 'export NODE_RANK=1'
+}
+
+@test "mad-mark writes this rank's marker once, atomically, as the caller" {
+	run "${job[@]}" mad-mark 3
+	assert_success
+	[[ $(head -1 "$run_dir/12/done_rank0") == 3 ]]
+	run "${job[@]}" mad-mark 0 # idempotent: the first marker stays
+	assert_success
+	[[ $(head -1 "$run_dir/12/done_rank0") == 3 ]]
+	[[ $(stat -c %u "$run_dir/12/done_rank0") == $(id -u) ]]
+	[[ -z $(find "$run_dir/12" -name '.*tmp*') ]]
+}
+
+@test "mad-mark: bad status or no run folder is a usage error" {
+	for bad in 256 -1 x ''; do
+		run "${job[@]}" mad-mark "$bad"
+		assert_failure 64
+	done
+	run env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=1 SLURM_JOB_NUM_NODES=1 \
+		SLURM_JOB_NODELIST=localhost mad-mark 0
+	assert_failure 64
+	assert_output --partial 'no run folder: set --mad-run-dir or MAD_RUN_DIR'
+}

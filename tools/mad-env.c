@@ -1,0 +1,168 @@
+/* mad-env: the env contract in a job script, computed by the same lib/
+ * code as mad.so, for where the plugin is not loaded or cannot wait (spur).
+ *
+ *   eval "$(mad-env)"      exports NODE_RANK, MASTER_ADDR, ...
+ *   mad-env --explain      each value and where it came from
+ *   mad-env --json
+ *
+ * On any failure it writes the reason to stderr and "exit 1" to stdout, so
+ * an eval in the job script stops the script instead of running on with an
+ * empty MASTER_ADDR. */
+#include "config.h"
+
+#include "contract.h"
+#include "options.h"
+#include "shquote.h"
+#include "strbuf.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 64
+
+static const char usage_text[] =
+	"Usage: eval \"$(mad-env)\"    |    mad-env --explain | --json\n"
+	"Print the mad env contract (NODE_RANK, NNODES, MASTER_ADDR, MASTER_PORT,\n"
+	"MAD_COLLECT_JOB_ID, ...) for this task as shell exports, completing a\n"
+	"pending rendezvous (array fan-out) first.  Options come from MAD_* and\n"
+	"SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_* variables.\n"
+	"\n"
+	"  -e, --explain   each variable, its value and its source\n"
+	"  -j, --json      one JSON object\n"
+	"  -h, --help      this help;  -V, --version\n"
+	"\n"
+	"On failure: the reason on stderr, \"exit 1\" on stdout (stops an eval), exit 1.\n";
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "mad-env: %s\n", msg);
+	puts("exit 1");
+	return 1;
+}
+
+struct out {
+	int mode;               /* 0 exports, 1 explain, 2 json */
+	struct strbuf text;
+	cJSON *json;
+	const struct mad_options *opts;
+};
+
+static const char *source_of(const struct mad_options *o, const char *name)
+{
+	static const struct { const char *var; enum mad_opt opt; } from_option[] = {
+		{ "MAD_MODEL", OPT_MODEL }, { "MASTER_PORT", OPT_MASTER_PORT },
+		{ "MAD_RUN_DIR", OPT_RUN_DIR },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(from_option) / sizeof(*from_option); i++)
+		if (!strcmp(name, from_option[i].var))
+			return mad_source_name(o->source[from_option[i].opt]);
+	if (!strcmp(name, "MASTER_ADDR"))
+		return "rank 0's node or rendezvous record";
+	if (!strcmp(name, "MAD_SCHEDULER") || !strcmp(name, "MAD_FANOUT"))
+		return "option or detection";
+	return "the allocation";
+}
+
+static int emit(void *ctx, const char *name, const char *value)
+{
+	struct out *o = ctx;
+
+	switch (o->mode) {
+	case 0:
+		sb_adds(&o->text, "export ");
+		sb_adds(&o->text, name);
+		sb_addc(&o->text, '=');
+		if (shell_quote(&o->text, value, strlen(value)))
+			return -1;
+		sb_addc(&o->text, '\n');
+		break;
+	case 1:
+		sb_adds(&o->text, name);
+		sb_addc(&o->text, '=');
+		sb_adds(&o->text, value);
+		sb_adds(&o->text, "    # ");
+		sb_adds(&o->text, source_of(o->opts, name));
+		sb_addc(&o->text, '\n');
+		break;
+	default:
+		if (!cJSON_AddStringToObject(o->json, name, value))
+			return -1;
+	}
+	return o->text.failed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "explain", no_argument, NULL, 'e' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct mad_options opts;
+	static char nodelist[65536];
+	struct out out = { 0, STRBUF_INIT, NULL, &opts };
+	struct mad_facts facts;
+	struct mad_contract c;
+	char err[2048];
+	const char *why;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "ejhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'e': out.mode = 1; break;
+		case 'j': out.mode = 2; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case 'V': puts("mad-env (" PACKAGE_NAME ") " PACKAGE_VERSION); return 0;
+		default:
+			fprintf(stderr, "Try 'mad-env --help' for more information.\n");
+			puts("exit 1");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "mad-env: unexpected argument '%s'\n", argv[optind]);
+		puts("exit 1");
+		return EXIT_USAGE;
+	}
+	why = getenv("MAD_ERROR");
+	if (why && *why) {
+		snprintf(err, sizeof(err), "the job cannot run: %s (MAD_ERROR)", why);
+		return fail(err);
+	}
+	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), err, sizeof(err));
+	if (rc)
+		return fail(err);
+	if (strcmp(c.fanout, "array") == 0 &&
+	    mad_contract_rendezvous(&opts, &c, getenv("NCCL_SOCKET_IFNAME"), 1, err,
+				    sizeof(err)))
+		return fail(err);
+	if (out.mode == 2)
+		out.json = cJSON_CreateObject();
+	if ((out.mode == 2 && !out.json) ||
+	    mad_contract_export(&opts, &c, "mad-env", emit, &out))
+		return fail("out of memory, or a value no shell word can hold");
+	if (out.mode == 2) {
+		char *text = cJSON_Print(out.json);
+
+		if (!text)
+			return fail("out of memory");
+		puts(text);
+		free(text);
+		cJSON_Delete(out.json);
+	} else {
+		fputs(out.text.buf, stdout);
+	}
+	sb_free(&out.text);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "mad-env: write error\n");
+		return 1;
+	}
+	return 0;
+}

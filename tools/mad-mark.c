@@ -1,0 +1,67 @@
+/* mad-mark STATUS: writes this rank's completion marker, done_rank<N> in
+ * the job folder, as the calling user: once (a second call keeps the first
+ * marker), atomically, first line STATUS.  Where the plugin cannot (spur
+ * calls task_exit with an empty environment), job scripts end with
+ *   mad-mark "$?"                                                         */
+#include "config.h"
+
+#include "contract.h"
+#include "marker.h"
+#include "rendezvous.h"
+#include "options.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 64
+
+int main(int argc, char **argv)
+{
+	static struct mad_options opts;
+	static char nodelist[65536];
+	struct mad_facts facts;
+	struct mad_contract c;
+	char err[2048], content[2048], host[256] = "";
+	long status;
+	size_t len;
+	int rc;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		puts("Usage: mad-mark STATUS\nWrite this rank's completion marker (STATUS 0-255) in the job folder.");
+		return 0;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+		puts("mad-mark (" PACKAGE_NAME ") " PACKAGE_VERSION);
+		return 0;
+	}
+	status = argc == 2 ? mad_parse_long(argv[1]) : MAD_NONE;
+	if (status == MAD_NONE || status > 255) {
+		fprintf(stderr, "mad-mark: usage: mad-mark STATUS, STATUS an exit status 0-255 (got '%s')\n",
+			argc >= 2 ? argv[1] : "");
+		return EXIT_USAGE;
+	}
+	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "mad-mark: %s\n", err);
+		return 1;
+	}
+	if (!*c.job_dir) {
+		fprintf(stderr, "mad-mark: no run folder: set --mad-run-dir or MAD_RUN_DIR (or run-dir= on the plugin's plugstack.conf line) to a folder all nodes share\n");
+		return EXIT_USAGE;
+	}
+	if (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err))) {
+		fprintf(stderr, "mad-mark: %s\n", err);
+		return 1;
+	}
+	gethostname(host, sizeof(host) - 1);
+	len = mad_marker_format(content, sizeof(content), (int)status, c.rank, host,
+				c.collect_job_id, NULL);
+	rc = len ? mad_marker_write(c.job_dir, c.rank, content, len) : -1;
+	if (rc) {
+		fprintf(stderr, "mad-mark: cannot write the marker of rank %ld in '%s': %s\n",
+			c.rank, c.job_dir, rc < 0 ? strerror(-rc) : "too long");
+		return 1;
+	}
+	return 0;
+}

@@ -16,3 +16,20 @@ setup() {
 		[[ $status -ne 99 ]] || { echo "valgrind: $args: $output"; false; }
 	done
 }
+
+@test "mad.so under spur's host: memcheck-clean, and helgrind-clean with 64 concurrent launches" {
+	require valgrind "the suite installs it"
+	host=$MAD_BUILDDIR/t/spur/spank-host
+	plugstack=$BATS_TEST_TMPDIR/plugstack.conf
+	echo "optional $MAD_BUILDDIR/plugin/.libs/mad.so" >"$plugstack"
+	run valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
+		"$host" "$plugstack" MAD_MODEL=m SLURM_JOB_ID=5 SPUR_JOB_ID=5 SLURM_NODEID=1 \
+		SLURM_NNODES=2 SLURM_JOB_NUM_NODES=2 'SLURM_JOB_NODELIST=localhost,n2'
+	[[ $status -ne 99 ]] || { echo "$output"; false; }
+	assert_line 'NODE_RANK=1'
+	# glibc's one-time NSS setup is the only thing suppressed (see the file)
+	run valgrind -q --tool=helgrind --suppressions="$MAD_SRCDIR/t/spur/helgrind.supp" \
+		--error-exitcode=99 "$host" --threads 64 "$plugstack"
+	[[ $status -ne 99 ]] || { echo "$output" | head -60; false; }
+	assert_output '64 launches, 0 with a wrong env'
+}

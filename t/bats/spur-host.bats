@@ -59,6 +59,7 @@ setup() {
 }
 
 @test "a bad value cannot fail a job on spur: MAD_ERROR for mad-env, and the job still runs" {
+	# shellcheck disable=SC2016 # the job's shell expands it
 	run "$host" "$plugstack" "${job[@]}" MAD_NNODES=x -- sh -c 'echo "ran: $MAD_ERROR"'
 	assert_success
 	assert_output --partial "ran: --mad-nnodes: 'x' is not a number between 1 and 65536 (from MAD_NNODES)"

@@ -32,153 +32,16 @@
 #endif
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { SP_SUCCESS = 0, SP_ERROR = 1, SP_BAD_ARG = 2, SP_NOT_TASK = 3,
-       SP_ENV_EXISTS = 4, SP_ENV_NOEXIST = 5, SP_NOSPACE = 6, SP_NOT_REMOTE = 7,
-       SP_NOEXIST = 8, SP_NOT_AVAIL = 10, SP_NOT_LOCAL = 11 };
+#include "spur-spank.h"
 
-struct spank_handle {
-	char **env;             /* NAME=VALUE, NULL-terminated */
-	size_t n, cap;
-	uint32_t job_id, uid, gid;
-};
 typedef struct spank_handle *spank_t;
-
-/* ------------------------------------------------------ the 15 exports */
-
-static char **find(spank_t sp, const char *name)
-{
-	size_t i, len = strlen(name);
-
-	for (i = 0; i < sp->n; i++)
-		if (!strncmp(sp->env[i], name, len) && sp->env[i][len] == '=')
-			return &sp->env[i];
-	return NULL;
-}
-
-int spank_getenv(spank_t sp, const char *var, char *buf, int len)
-{
-	char **e;
-
-	if (!sp || !var || !buf || len <= 0)
-		return SP_BAD_ARG;
-	e = find(sp, var);
-	if (!e)
-		return SP_ENV_NOEXIST;
-	if (strlen(*e + strlen(var) + 1) >= (size_t)len)
-		return SP_NOSPACE;
-	strcpy(buf, *e + strlen(var) + 1);
-	return SP_SUCCESS;
-}
-
-static int put(spank_t sp, const char *var, const char *val)
-{
-	char **e = find(sp, var), *s;
-
-	if (asprintf(&s, "%s=%s", var, val) < 0)
-		return SP_ERROR;
-	if (e) {
-		free(*e);
-		*e = s;
-		return SP_SUCCESS;
-	}
-	if (sp->n + 2 > sp->cap) {
-		size_t cap = sp->cap ? sp->cap * 2 : 32;
-		char **p = realloc(sp->env, cap * sizeof(*p));
-
-		if (!p) {
-			free(s);
-			return SP_ERROR;
-		}
-		sp->env = p;
-		sp->cap = cap;
-	}
-	sp->env[sp->n++] = s;
-	sp->env[sp->n] = NULL;
-	return SP_SUCCESS;
-}
-
-int spank_setenv(spank_t sp, const char *var, const char *val, int overwrite)
-{
-	if (!sp || !var || !val)
-		return SP_BAD_ARG;
-	if (find(sp, var) && !overwrite)
-		return SP_ENV_EXISTS;
-	return put(sp, var, val);
-}
-
-int spank_unsetenv(spank_t sp, const char *var)
-{
-	char **e;
-
-	if (!sp || !var)
-		return SP_BAD_ARG;
-	e = find(sp, var);
-	if (e) {
-		free(*e);
-		*e = sp->env[--sp->n];
-		sp->env[sp->n] = NULL;
-	}
-	return SP_SUCCESS;
-}
-
-int spank_get_item(spank_t sp, int item, ...)
-{
-	va_list ap;
-	uint32_t *out;
-
-	if (!sp)
-		return SP_BAD_ARG;
-	if (item >= 15)
-		return SP_BAD_ARG;
-	if (item == 8 || item == 9 || item == 10 || (item >= 11 && item <= 13))
-		return SP_NOT_AVAIL;
-	va_start(ap, item);
-	out = va_arg(ap, uint32_t *); /* spur writes one u32, whatever the item */
-	va_end(ap);
-	*out = item == 0 ? sp->uid : item == 1 ? sp->gid : item == 2 ? sp->job_id : 0;
-	return SP_SUCCESS;
-}
-
-int spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite)
-{
-	(void)sp; (void)var; (void)val; (void)overwrite;
-	return SP_NOT_LOCAL;
-}
-
-int spank_job_control_getenv(spank_t sp, const char *var, char *buf, int len)
-{
-	(void)sp; (void)var; (void)buf; (void)len;
-	return SP_NOT_LOCAL;
-}
-
-int spank_job_control_unsetenv(spank_t sp, const char *var)
-{
-	(void)sp; (void)var;
-	return SP_NOT_LOCAL;
-}
-
-const char *spank_strerror(int err)
-{
-	return err == SP_SUCCESS ? "Success" : "Error";
-}
-
-/* spur logs the format verbatim: varargs are never expanded */
-#define VERBATIM(fn, level) \
-	void fn(const char *fmt, ...) { fprintf(stderr, "spurd: %s: %s\n", level, fmt); }
-VERBATIM(slurm_error, "error")
-VERBATIM(slurm_info, "info")
-VERBATIM(slurm_verbose, "verbose")
-VERBATIM(slurm_debug, "debug")
-VERBATIM(slurm_debug2, "debug2")
-VERBATIM(slurm_debug3, "debug3")
-VERBATIM(slurm_spank_log, "log")
+#define SP_SUCCESS 0
 
 /* ------------------------------------------------------------- the host */
 
@@ -247,15 +110,6 @@ static void invoke(spank_t sp, int which)
 	}
 }
 
-static void handle_free(spank_t sp)
-{
-	size_t i;
-
-	for (i = 0; i < sp->n; i++)
-		free(sp->env[i]);
-	free(sp->env);
-}
-
 /* One job's life as spurd runs it; the launch env is left in SP. */
 static void launch(spank_t sp)
 {
@@ -265,28 +119,7 @@ static void launch(spank_t sp)
 	invoke(sp, 1);
 	invoke(&done, 2);       /* the end: an empty env map */
 	invoke(&done, 3);
-	handle_free(&done);
-}
-
-static void seed(spank_t sp, char **vars, int n)
-{
-	char buf[32];
-	int i;
-
-	memset(sp, 0, sizeof(*sp));
-	sp->uid = getuid();
-	sp->gid = getgid();
-	for (i = 0; i < n; i++) {
-		char *eq = strchr(vars[i], '='), *name;
-
-		if (!eq)
-			continue;
-		name = strndup(vars[i], (size_t)(eq - vars[i]));
-		put(sp, name, eq + 1);
-		free(name);
-	}
-	if (spank_getenv(sp, "SLURM_JOB_ID", buf, sizeof(buf)) == SP_SUCCESS)
-		sp->job_id = (uint32_t)atol(buf);
+	spur_handle_free(&done);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -309,13 +142,13 @@ static void *run_job(void *arg)
 
 	snprintf(id, sizeof(id), "SLURM_JOB_ID=%d", 1000 + j->i);
 	snprintf(rank, sizeof(rank), "SLURM_NODEID=%d", j->i % 4);
-	seed(&j->sp, vars, 7);
+	spur_handle_seed(&j->sp, vars, 7);
 	launch(&j->sp);
-	j->ok = spank_getenv(&j->sp, "NODE_RANK", buf, sizeof(buf)) == SP_SUCCESS &&
+	j->ok = spur_getenv(&j->sp, "NODE_RANK", buf, sizeof(buf)) == SP_SUCCESS &&
 		atoi(buf) == j->i % 4 &&
-		spank_getenv(&j->sp, "MAD_COLLECT_JOB_ID", buf, sizeof(buf)) == SP_SUCCESS &&
+		spur_getenv(&j->sp, "MAD_COLLECT_JOB_ID", buf, sizeof(buf)) == SP_SUCCESS &&
 		atoi(buf) == 1000 + j->i;
-	handle_free(&j->sp);
+	spur_handle_free(&j->sp);
 	return NULL;
 }
 
@@ -361,7 +194,7 @@ int main(int argc, char **argv)
 		nvars++;
 	if (a + nvars < argc)
 		cmd = &argv[a + nvars + 1];
-	seed(&sp, &argv[a], nvars);
+	spur_handle_seed(&sp, &argv[a], nvars);
 	launch(&sp);
 	if (cmd && *cmd) {
 		execvpe(cmd[0], cmd, sp.env ? sp.env : (char *[]){ NULL });
@@ -372,7 +205,7 @@ int main(int argc, char **argv)
 		qsort(sp.env, sp.n, sizeof(char *), cmp_str);
 	for (i = 0; i < (int)sp.n; i++)
 		puts(sp.env[i]);
-	handle_free(&sp);
+	spur_handle_free(&sp);
 	for (i = 0; i < nplugins; i++) {
 		int k;
 

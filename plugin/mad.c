@@ -218,22 +218,22 @@ static void make_killable_while_waiting(void)
 	signal(SIGINT, SIG_DFL);
 }
 
-/* Array fan-out: rank 0 publishes its address; peers wait for it (on
- * SLURM; on spur the wait is left to mad-env, spurd must never block). */
+/* Array fan-out: rank 0 publishes its address; peers wait for it.  On
+ * spur this runs as root inside spurd: it touches no file in the user's
+ * run folder and never blocks, so every rank is left pending and
+ * eval "$(mad-env)", running as the user in the job, publishes or waits. */
 static int rendezvous(spank_t sp, const struct mad_options *o,
 		      const struct mad_facts *f, struct mad_contract *c,
 		      char *err, size_t size)
 {
 	char nccl[256] = "";
-	int wait = !f->host_lacks_options, rc;
 
-	job_getenv(sp, "NCCL_SOCKET_IFNAME", nccl, sizeof(nccl));
-	if (wait && c->rank != 0)
-		make_killable_while_waiting();
-	rc = mad_contract_rendezvous(o, c, nccl, wait, err, size);
-	if (rc == 1)
+	if (f->host_lacks_options)
 		return job_setenv(sp, "MAD_RENDEZVOUS", "pending");
-	return rc;
+	job_getenv(sp, "NCCL_SOCKET_IFNAME", nccl, sizeof(nccl));
+	if (c->rank != 0)
+		make_killable_while_waiting();
+	return mad_contract_rendezvous(o, c, nccl, 1, err, size);
 }
 
 /* A failure this task's marker should record (we are the user here). */
@@ -242,8 +242,8 @@ static void mark_failure(const struct mad_contract *c, const struct mad_facts *f
 {
 	char content[2048], host[256] = "";
 
-	if (!*c->job_dir || !f->batch_step)
-		return;
+	if (!*c->job_dir || !f->batch_step || f->host_lacks_options)
+		return; /* on spur we are root in spurd: no file, mad-mark does it */
 	gethostname(host, sizeof(host) - 1);
 	size_t len = mad_marker_format(content, sizeof(content), 1, c->rank, host,
 				       c->collect_job_id, why);
@@ -293,7 +293,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		mad_error("%s", err);
 		return fail_task(sp, err);
 	}
-	if (*c.job_dir && f.batch_step &&
+	if (*c.job_dir && f.batch_step && !f.host_lacks_options &&
 	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
 	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))) {
 		mad_error("%s", err);

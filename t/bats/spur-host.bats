@@ -58,6 +58,23 @@ setup() {
 	refute_output --partial 'MASTER_ADDR='
 }
 
+@test "spur runs hooks as root in spurd: the plugin writes nothing, even as array rank 0" {
+	run_dir=$BATS_TEST_TMPDIR/run
+	mkdir -p "$run_dir"
+	run "$host" "$plugstack" MAD_MODEL=m SPUR_JOB_ID=8 SLURM_JOB_ID=8 SLURM_ARRAY_JOB_ID=8 \
+		SLURM_ARRAY_TASK_ID=0 MAD_NNODES=2 MAD_RUN_DIR="$run_dir" SLURM_JOB_NUM_NODES=1 \
+		SLURM_JOB_NODELIST=localhost
+	assert_success
+	assert_line 'MAD_RENDEZVOUS=pending'
+	assert_line 'NODE_RANK=0'
+	[[ -z $(ls -A "$run_dir") ]] || { ls -laR "$run_dir"; false; }
+	# and mad-env, as the user in the job, completes it
+	run env -i PATH="$PATH" MAD_MODEL=m SPUR_JOB_ID=8 SLURM_JOB_ID=8 SLURM_ARRAY_JOB_ID=8 \
+		SLURM_ARRAY_TASK_ID=0 MAD_NNODES=2 MAD_RUN_DIR="$run_dir" MAD_RENDEZVOUS=pending mad-env
+	assert_success
+	[[ -s $run_dir/8/rendezvous ]]
+}
+
 @test "a bad value cannot fail a job on spur: MAD_ERROR for mad-env, and the job still runs" {
 	# shellcheck disable=SC2016 # the job's shell expands it
 	run "$host" "$plugstack" "${job[@]}" MAD_NNODES=x -- sh -c 'echo "ran: $MAD_ERROR"'

@@ -94,7 +94,7 @@ submit() {
 		f=$MAD_CLUSTER_SHARED/late-${jobid}_$r.out
 		cat "$f"
 		grep -q "mad: rank $r waited 1[0-9] s (--mad-timeout=10) for rank 0 to publish its address in '$run_dir/$jobid/rendezvous'" "$f"
-		! grep -q 'MASTER_ADDR=' "$f" # the task never ran
+		run ! grep -q 'MASTER_ADDR=' "$f" # the task never ran
 		[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 1 ]]
 		grep -q "^error=rank $r waited" "$run_dir/$jobid/done_rank$r"
 	done

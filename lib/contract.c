@@ -71,9 +71,11 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
 		     struct mad_contract *c, char *nodelist, size_t nsize,
 		     char *err, size_t size)
 {
-	if (mad_options_resolve(opts, NULL, mad_process_getenv, NULL, 0, NULL, err, size))
+	int bad = mad_options_resolve(opts, NULL, mad_process_getenv, NULL, 0, NULL, err, size);
+
+	if (bad && mad_options_model_asked(NULL, mad_process_getenv, NULL, 0, NULL))
 		return -1;
-	if (!*opts->value[OPT_MODEL]) {
+	if (bad || !*opts->value[OPT_MODEL]) {
 		snprintf(err, size, "no model: this is not a mad job (set MAD_MODEL or --mad-model)");
 		return 1;
 	}

@@ -274,6 +274,25 @@ static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
 	return 0;
 }
 
+int mad_options_model_asked(const char *const cli[OPT_COUNT],
+			    mad_getenv_fn getenv_fn, void *ctx, int ac,
+			    char *const av[])
+{
+	char name[96], buf[MAD_VALUE_MAX];
+	int i;
+
+	if (cli && cli[OPT_MODEL])
+		return 1;
+	for (i = 0; i < ac; i++)
+		if (!strncmp(av[i], "model=", 6))
+			return 1;
+	mad_opt_spank_env_name(OPT_MODEL, name, sizeof(name));
+	if (getenv_fn(ctx, name, buf, sizeof(buf)))
+		return 1;
+	mad_opt_env_name(OPT_MODEL, name, sizeof(name));
+	return getenv_fn(ctx, name, buf, sizeof(buf)) != 0;
+}
+
 /* Takes option OPT from environment variable NAME: 1 taken, 0 absent,
  * -1 (ERR) too long or a bad value. */
 static int from_env(struct mad_options *opts, enum mad_opt opt,

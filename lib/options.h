@@ -73,6 +73,14 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUN
 			mad_getenv_fn getenv_fn, void *ctx, int ac,
 			char *const av[], char *err, size_t size);
 
+/* Whether the job asked for mad anywhere (a model on the command line, in
+ * SLURM's option env, in MAD_MODEL, or on the plugstack line), whatever the
+ * other values are: a bad value then fails the job; without a model the job
+ * is left alone. */
+int mad_options_model_asked(const char *const cli[OPT_COUNT],
+			    mad_getenv_fn getenv_fn, void *ctx, int ac,
+			    char *const av[]);
+
 /* Checks the plugstack arguments alone: unknown keys and bad values. */
 int mad_plugstack_check(int ac, char *const av[], char *err, size_t size);
 

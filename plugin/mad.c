@@ -155,7 +155,6 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 		       char *err, size_t size)
 {
 	const char *cli[OPT_COUNT] = { 0 };
-	char buf[64];
 	int i;
 
 	if (spank_option_getopt)
@@ -169,12 +168,7 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 	if (mad_options_resolve(o, cli, job_getenv, sp, ac, av, err, size) == 0)
 		return *o->value[OPT_MODEL] ? 1 : 0;
 	/* Bad values matter only to a job that asked for mad at all. */
-	for (i = 0; i < ac; i++)
-		if (!strncmp(av[i], "model=", 6))
-			return -1;
-	return cli[OPT_MODEL] ||
-	       job_getenv(sp, "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model", buf, sizeof(buf)) ||
-	       job_getenv(sp, "MAD_MODEL", buf, sizeof(buf)) ? -1 : 0;
+	return mad_options_model_asked(cli, job_getenv, sp, ac, av) ? -1 : 0;
 }
 
 /* The facts from the job env (lib), then what SPANK knows better on SLURM.

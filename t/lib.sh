@@ -36,6 +36,13 @@ use_cluster() {
 	export AS_USER
 }
 
+# setup() of a cluster test file: helpers, the cluster, the shared folder.
+cluster_test() {
+	load_helpers
+	use_cluster
+	cd "$MAD_CLUSTER_SHARED" || return 1
+}
+
 # Cluster tests that change the plugstack keep a copy of it for the whole
 # file and put it back at the end (setup_file / teardown_file), and copy the
 # TCP rank-exchange program where the test user's jobs find it.

@@ -20,9 +20,7 @@ teardown_file() {
 
 setup() {
 	load ../lib.sh
-	load_helpers
-	use_cluster
-	cd "$MAD_CLUSTER_SHARED"
+	cluster_test
 	command -v mad-env >/dev/null || { echo "mad-env is not on PATH"; false; }
 }
 
@@ -55,12 +53,14 @@ setup() {
 @test "mad-env computes the same contract as the plugin on the same allocation" {
 	echo "optional ${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
 	out=$MAD_CLUSTER_SHARED/env-$BATS_TEST_NUMBER.out
-	show='echo \$NODE_RANK \$MAD_NODE_RANK \$RANK \$NNODES \$WORLD_SIZE \$MASTER_ADDR \$MASTER_PORT \$MAD_COLLECT_JOB_ID \$MAD_JOB_DIR \$MAD_FANOUT \$MAD_SCHEDULER'
+	show='echo \$MAD_ENV_FROM \$NODE_RANK \$MAD_NODE_RANK \$RANK \$NNODES \$WORLD_SIZE \$MASTER_ADDR \$MASTER_PORT \$MAD_COLLECT_JOB_ID \$MAD_JOB_DIR \$MAD_FANOUT \$MAD_SCHEDULER'
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --mad-model=m --mad-master-port=auto \
 		--output="$out" --wrap "srun --nodes=4 bash -c \"echo plugin \$(hostname) \$($show); eval \\\"\\\$(mad-env)\\\"; echo mad-env \$(hostname) \$($show)\""
 	cat "$out"
 	assert_success
-	[[ $(grep -c '^plugin ' "$out") -eq 4 ]]
-	diff <(grep '^plugin ' "$out" | cut -d' ' -f2- | sort) \
-		<(grep '^mad-env ' "$out" | cut -d' ' -f2- | sort)
+	# each line says who computed it: the plugin, then mad-env itself
+	[[ $(grep -c '^plugin n[0-9] spank [0-3] ' "$out") -eq 4 ]]
+	[[ $(grep -c '^mad-env n[0-9] mad-env [0-3] ' "$out") -eq 4 ]]
+	diff <(grep '^plugin ' "$out" | cut -d' ' -f4- | sort) \
+		<(grep '^mad-env ' "$out" | cut -d' ' -f4- | sort)
 }

@@ -22,9 +22,7 @@ teardown_file() {
 
 setup() {
 	load ../lib.sh
-	load_helpers
-	use_cluster
-	cd "$MAD_CLUSTER_SHARED"
+	cluster_test
 }
 
 # Runs sbatch as the test user, waits; output file in $out.

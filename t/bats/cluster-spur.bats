@@ -35,9 +35,7 @@ teardown_file() {
 
 setup() {
 	load ../lib.sh
-	load_helpers
-	use_cluster
-	cd "$MAD_CLUSTER_SHARED"
+	cluster_test
 	spur=("$AS_USER" env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
 		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spank-host"
 		SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack.conf"

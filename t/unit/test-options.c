@@ -111,6 +111,22 @@ TEST(bad_values_name_option_and_source)
 	CHECK(strstr(err, "plugstack.conf: --mad-timeout: '0'") == err);
 }
 
+TEST(a_model_asked_anywhere_makes_bad_values_count)
+{
+	const char *cli[OPT_COUNT] = { 0 };
+	struct env none = { { "MAD_NNODES=x" } };
+	struct env env_model = { { "MAD_MODEL=m", "MAD_NNODES=x" } };
+	struct env spank_model = { { "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model=m" } };
+	char *site[] = { "model=site" };
+
+	CHECK(!mad_options_model_asked(cli, env_get, &none, 0, NULL));
+	CHECK(mad_options_model_asked(cli, env_get, &env_model, 0, NULL));
+	CHECK(mad_options_model_asked(cli, env_get, &spank_model, 0, NULL));
+	CHECK(mad_options_model_asked(cli, env_get, &none, 1, site));
+	cli[OPT_MODEL] = "m";
+	CHECK(mad_options_model_asked(cli, env_get, &none, 0, NULL));
+}
+
 TEST(value_checks)
 {
 	static const struct { enum mad_opt opt; const char *v; int ok; } cases[] = {
@@ -245,6 +261,7 @@ int main(void)
 	RUN(a_job_inside_a_mad_job_keeps_only_model_and_run_dir);
 	RUN(mad_env_inside_the_same_job_keeps_the_users_options);
 	RUN(bad_values_name_option_and_source);
+	RUN(a_model_asked_anywhere_makes_bad_values_count);
 	RUN(value_checks);
 	RUN(nodes_fanout_batch_and_step);
 	RUN(array_fanout);

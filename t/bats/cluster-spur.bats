@@ -4,6 +4,8 @@
 # with mad.so, job scripts using mad-env and mad-mark; as the test user.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
+bats_require_minimum_version 1.5.0
+
 setup_file() {
 	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
 	load ../lib.sh
@@ -123,4 +125,46 @@ submit() {
 	cat "$out"
 	[[ $(grep -c '^contract .* scheduler=slurm from=mad-env$' "$out") -eq 2 ]]
 	grep -qx 'exchange ok: ranks 1..1' "$out"
+}
+
+@test "spur's squeue: custom delimiters ignored, a new job hidden for the startup window, unknown flags rejected" {
+	submit sbatch --nodes=1 --job-name='a b' --wrap 'sleep 30'
+	# inside the window the job is not listed at all
+	run "${spur[@]}" SPUR_EMU_SQUEUE_HIDE=8 squeue -h -j "$jobid" -o '%i|%T'
+	assert_success
+	assert_output ''
+	sleep 9
+	run "${spur[@]}" SPUR_EMU_SQUEUE_HIDE=8 squeue -h -j "$jobid" -o '%i|%T|%j'
+	assert_success
+	assert_output --regexp "^$jobid (PENDING|RUNNING) a b\$"
+	run "${spur[@]}" squeue -j "$jobid" -o '%i;%t'
+	assert_line --index 0 'JOBID ST'
+	assert_line --index 1 --regexp "^$jobid (PD|R)\$"
+	run "${spur[@]}" squeue --bogus
+	assert_failure 2
+	"$AS_USER" scancel "$jobid"
+}
+
+@test "spur's sacct -j does not filter by job id, and has no -P or -X" {
+	submit sbatch --nodes=1 --wrap 'sleep 30'
+	first=$jobid
+	submit sbatch --nodes=1 --wrap 'sleep 30'
+	run "${spur[@]}" sacct -n -j "$first" -o jobid,state
+	assert_success
+	assert_line --regexp "^ *$first "
+	assert_line --regexp "^ *$jobid "
+	run "${spur[@]}" sacct -P -j "$first"
+	assert_failure 2
+	run "${spur[@]}" sacct -X -j "$first"
+	assert_failure 2
+	"$AS_USER" scancel "$first" "$jobid"
+}
+
+@test "spur's scontrol has no 'show hostnames'; other show commands pass" {
+	run "${spur[@]}" scontrol show hostnames 'n[1-2]'
+	assert_failure 1
+	assert_output --partial "unknown entity type 'hostnames'"
+	run "${spur[@]}" scontrol show partition
+	assert_success
+	assert_output --partial PartitionName=
 }

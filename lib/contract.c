@@ -69,11 +69,11 @@ int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size)
 
 int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
 		     struct mad_contract *c, char *nodelist, size_t nsize,
-		     char *err, size_t size)
+		     int ac, char *const av[], char *err, size_t size)
 {
-	int bad = mad_options_resolve(opts, NULL, mad_process_getenv, NULL, 0, NULL, err, size);
+	int bad = mad_options_resolve(opts, NULL, mad_process_getenv, NULL, ac, av, err, size);
 
-	if (bad && mad_options_model_asked(NULL, mad_process_getenv, NULL, 0, NULL))
+	if (bad && mad_options_model_asked(NULL, mad_process_getenv, NULL, ac, av))
 		return -1;
 	if (bad || !*opts->value[OPT_MODEL]) {
 		snprintf(err, size, "no model: this is not a mad job (set MAD_MODEL or --mad-model)");

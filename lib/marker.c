@@ -3,7 +3,10 @@
 #include "rendezvous.h"
 #include "strbuf.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -49,4 +52,62 @@ int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
 		return -1;
 	}
 	return 0;
+}
+
+int mad_marker_parse(const char *text, size_t len, long *status, long *time,
+		     char *host, size_t hsize, char *note, size_t nsize)
+{
+	const char *p = text, *end = text + len, *eol;
+	char first[32];
+	size_t n;
+	char *e;
+
+	*status = -1;
+	*time = -1;
+	if (hsize)
+		*host = '\0';
+	if (nsize)
+		*note = '\0';
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	if (p == end)
+		return 0;
+	if (memchr(text, '\0', len)) {
+		snprintf(note, nsize, "a NUL byte: not a marker");
+		return -1;
+	}
+	eol = memchr(p, '\n', (size_t)(end - p));
+	n = (size_t)((eol ? eol : end) - p);
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		n--;
+	if (n == 0 || n >= sizeof(first)) {
+		snprintf(note, nsize, "first line is not an exit status");
+		return -1;
+	}
+	memcpy(first, p, n);
+	first[n] = '\0';
+	errno = 0;
+	*status = strtol(first, &e, 10);
+	if (*e || errno || *status < 0 || *status > 65535 || !isdigit((unsigned char)first[0])) {
+		snprintf(note, nsize, "first line '%.32s' is not an exit status", first);
+		*status = -1;
+		return -1;
+	}
+	for (p = eol ? eol + 1 : end; p < end; p = eol ? eol + 1 : end) {
+		eol = memchr(p, '\n', (size_t)(end - p));
+		n = (size_t)((eol ? eol : end) - p);
+		if (n > 5 && memcmp(p, "host=", 5) == 0 && hsize)
+			snprintf(host, hsize, "%.*s", (int)(n - 5), p + 5);
+		else if (n > 6 && memcmp(p, "error=", 6) == 0 && nsize)
+			snprintf(note, nsize, "%.*s", (int)(n - 6), p + 6);
+		else if (n > 5 && memcmp(p, "time=", 5) == 0) {
+			char t[24];
+
+			snprintf(t, sizeof(t), "%.*s", (int)(n - 5 < 23 ? n - 5 : 23), p + 5);
+			*time = strtol(t, &e, 10);
+			if (*e || *time < 0)
+				*time = -1;
+		}
+	}
+	return 1;
 }

@@ -17,5 +17,9 @@ int mad_marker_write(const char *job_dir, long rank, const char *content,
 		     size_t len);
 /* Records how many markers to expect. */
 int mad_expected_write(const char *job_dir, long count, char *err, size_t size);
+/* Reads a marker's text: 1 complete (*STATUS, *TIME or -1, HOST, NOTE from
+ * error=), 0 empty, -1 not a marker (NOTE says why). */
+int mad_marker_parse(const char *text, size_t len, long *status, long *time,
+		     char *host, size_t hsize, char *note, size_t nsize);
 
 #endif

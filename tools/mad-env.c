@@ -11,7 +11,10 @@
 #include "config.h"
 
 #include "contract.h"
+#include "marker.h"
 #include "options.h"
+#include "plugstack.h"
+#include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
 
@@ -107,6 +110,9 @@ int main(int argc, char **argv)
 	};
 	static struct mad_options opts;
 	static char nodelist[65536];
+	static struct mad_plugstack site;
+	char **site_av;
+	int site_ac;
 	struct out out = { 0, STRBUF_INIT, NULL, &opts };
 	struct mad_facts facts;
 	struct mad_contract c;
@@ -136,12 +142,19 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "the job cannot run: %s (MAD_ERROR)", why);
 		return fail(err);
 	}
-	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), err, sizeof(err));
+	mad_site_args(&site, "mad-env", &site_ac, &site_av);
+	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
+			      site_av, err, sizeof(err));
 	if (rc)
 		return fail(err);
 	if (strcmp(c.fanout, "array") == 0 &&
 	    mad_contract_rendezvous(&opts, &c, getenv("NCCL_SOCKET_IFNAME"), 1, err,
 				    sizeof(err)))
+		return fail(err);
+	/* mad-wait learns from it how many markers to expect */
+	if (out.mode == 0 && *c.job_dir &&
+	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
+	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))))
 		return fail(err);
 	if (out.mode == 2)
 		out.json = cJSON_CreateObject();

@@ -9,6 +9,7 @@
 #include "marker.h"
 #include "rendezvous.h"
 #include "options.h"
+#include "plugstack.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,9 @@ int main(int argc, char **argv)
 {
 	static struct mad_options opts;
 	static char nodelist[65536];
+	static struct mad_plugstack site;
+	char **site_av;
+	int site_ac;
 	struct mad_facts facts;
 	struct mad_contract c;
 	char err[2048], content[2048], host[256] = "";
@@ -41,7 +45,9 @@ int main(int argc, char **argv)
 			argc >= 2 ? argv[1] : "");
 		return EXIT_USAGE;
 	}
-	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), err, sizeof(err));
+	mad_site_args(&site, "mad-mark", &site_ac, &site_av);
+	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
+			      site_av, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "mad-mark: %s\n", err);
 		return 1;
@@ -50,7 +56,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mad-mark: no run folder: set --mad-run-dir or MAD_RUN_DIR (or run-dir= on the plugin's plugstack.conf line) to a folder all nodes share\n");
 		return EXIT_USAGE;
 	}
-	if (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err))) {
+	if (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
+	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))) {
 		fprintf(stderr, "mad-mark: %s\n", err);
 		return 1;
 	}

@@ -1,0 +1,44 @@
+/* plugstack.h: finds mad.so's line in a plugstack.conf, so the tools get
+ * the site's settings (run-dir=, timeout=, ...) the way the plugin does.
+ * Where: $SPUR_PLUGSTACK when set, else SLURM's (PlugStackConfig in
+ * slurm.conf, else plugstack.conf beside $SLURM_CONF or
+ * /etc/slurm/slurm.conf, following its "include" lines), else spur's
+ * /etc/spur/plugstack.conf.  Tools only: never linked into mad.so. */
+#ifndef MAD_PLUGSTACK_H
+#define MAD_PLUGSTACK_H
+
+#include <stddef.h>
+
+#define MAD_PLUGSTACK_ARGS 32
+
+struct mad_plugstack {
+	char file[4096];        /* the file holding the line */
+	int line;
+	int argc;               /* the arguments after the plugin's path */
+	char *argv[MAD_PLUGSTACK_ARGS];
+	char buf[8192];         /* argv points in here */
+	char tried[8192];       /* the files looked at, for messages */
+};
+
+/* Parses TEXT, the contents of FILE, for mad.so's line.  Include lines are
+ * followed with INCLUDE_DEPTH left (0: not at all).  1 found (PS filled),
+ * 0 not there, -1 with ERR naming FILE:LINE. */
+int mad_plugstack_parse(const char *text, size_t len, const char *file,
+			int include_depth, struct mad_plugstack *ps, char *err,
+			size_t size);
+
+/* Looks in the places above, in that order.  1 found, 0 nowhere (PS->tried
+ * lists the files read), -1 with ERR (a file that exists but cannot be read
+ * or parsed). */
+int mad_plugstack_find(struct mad_plugstack *ps, char *err, size_t size);
+
+/* The site's arguments for mad.so, for mad-env and mad-mark: AC and AV
+ * point into PS (0 and NULL without a line).  A plugstack.conf that cannot
+ * be read is reported on stderr, prefixed PROG, and skipped. */
+void mad_site_args(struct mad_plugstack *ps, const char *prog, int *ac,
+		   char ***av);
+
+/* The value of KEY=... on the line, or NULL. */
+const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key);
+
+#endif

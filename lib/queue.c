@@ -1,0 +1,287 @@
+/* queue.c: see queue.h. */
+#include "queue.h"
+#include "strbuf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OUTPUT_MAX (16u << 20)
+
+extern char **environ;
+
+/* Up to three ':'-separated numbers into PART; their count, or -1. */
+static int clock_parts(const char *p, long part[3])
+{
+	int n = 0;
+	char *end;
+
+	for (;;) {
+		if (!isdigit((unsigned char)*p) || n == 3)
+			return -1;
+		errno = 0;
+		part[n++] = strtol(p, &end, 10);
+		if (errno || part[n - 1] > 1000000)
+			return -1;
+		if (*end == '\0')
+			return n;
+		if (*end != ':')
+			return -1;
+		p = end + 1;
+	}
+}
+
+long mad_time_limit_parse(const char *s)
+{
+	long part[3] = { 0, 0, 0 }, days;
+	const char *dash = strchr(s, '-');
+	char *end;
+	int n;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	if (dash) { /* D-H, D-H:M, D-H:M:S */
+		days = strtol(s, &end, 10);
+		if (end != dash || days > 100000 || (n = clock_parts(dash + 1, part)) < 0)
+			return -1;
+		return days * 86400 + part[0] * 3600 + part[1] * 60 + part[2];
+	}
+	switch (clock_parts(s, part)) {
+	case 1: return part[0] * 60;                                   /* M */
+	case 2: return part[0] * 60 + part[1];                         /* M:S */
+	case 3: return part[0] * 3600 + part[1] * 60 + part[2];        /* H:M:S */
+	default: return -1;
+	}
+}
+
+int mad_state_final(const char *state)
+{
+	static const char *const final[] = {
+		"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED",
+		"NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT", "REVOKED",
+		"SPECIAL_EXIT",
+	};
+
+	for (size_t i = 0; i < sizeof(final) / sizeof(final[0]); i++)
+		if (strcmp(state, final[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The job id a squeue id belongs to: "12", "12_3", "12_[0-3%2]", "12+0". */
+static long base_id(const char *tok)
+{
+	char *end;
+	long id;
+
+	if (!isdigit((unsigned char)*tok))
+		return -1;
+	errno = 0;
+	id = strtol(tok, &end, 10);
+	if (errno || (*end && *end != '_' && *end != '+'))
+		return -1;
+	return id;
+}
+
+size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
+		       size_t n)
+{
+	const char *p = text, *end = text + len;
+	size_t skipped = 0;
+	int *active = calloc(n ? n : 1, sizeof(int));
+
+	for (size_t i = 0; i < n; i++) {
+		e[i].listing = LISTING_ABSENT;
+		e[i].state[0] = '\0';
+		e[i].time_limit = -1;
+		e[i].array = 0;
+	}
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		char line[512], *tok[3] = { NULL, NULL, NULL }, *save = NULL, *w;
+		size_t ln = (size_t)((eol ? eol : end) - p);
+		int nt = 0;
+		long id;
+
+		if (ln >= sizeof(line) || memchr(p, '\0', ln)) {
+			skipped += ln > 0;
+			p = eol ? eol + 1 : end;
+			continue;
+		}
+		memcpy(line, p, ln);
+		line[ln] = '\0';
+		p = eol ? eol + 1 : end;
+		for (w = strtok_r(line, " \t\r", &save); w && nt < 3; w = strtok_r(NULL, " \t\r", &save))
+			tok[nt++] = w;
+		if (nt == 0)
+			continue;
+		id = nt >= 2 ? base_id(tok[0]) : -1;
+		if (id < 0 || strlen(tok[1]) >= sizeof(e[0].state)) {
+			skipped++;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].id != id)
+				continue;
+			if (!mad_state_final(tok[1]))
+				active[i] = 1;
+			if (strchr(tok[0], '_'))
+				e[i].array = 1;
+			if (e[i].listing == LISTING_ABSENT || !mad_state_final(tok[1]))
+				snprintf(e[i].state, sizeof(e[i].state), "%s", tok[1]);
+			e[i].listing = active[i] ? LISTING_ACTIVE : LISTING_ENDED;
+			if (nt == 3) {
+				long lim = mad_time_limit_parse(tok[2]);
+
+				if (lim > e[i].time_limit)
+					e[i].time_limit = lim;
+			}
+		}
+	}
+	free(active);
+	return skipped;
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
+		  char *err, size_t size)
+{
+	struct strbuf ids = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, status = 0, rc = -1, open_fds = 2;
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+	double deadline = mono() + timeout;
+	char *argv[10];
+
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			sb_addc(&ids, ',');
+		sb_addu64(&ids, (uint64_t)e[i].id, 0);
+	}
+	/* One id alone that SLURM has purged is an error ("Invalid job id
+	 * specified"); the same id twice is an empty answer. */
+	if (n == 1) {
+		sb_addc(&ids, ',');
+		sb_addu64(&ids, (uint64_t)e[0].id, 0);
+	}
+	if (!sb_cstr(&ids)) {
+		snprintf(err, size, "out of memory");
+		return -1;
+	}
+	argv[0] = "squeue"; argv[1] = "--noheader"; argv[2] = "--states=all";
+	argv[3] = "--jobs"; argv[4] = ids.buf; argv[5] = "--format"; argv[6] = "%i %T %l";
+	argv[7] = NULL;
+
+	if (pipe2(opipe, O_CLOEXEC) || pipe2(epipe, O_CLOEXEC)) {
+		snprintf(err, size, "cannot run squeue: %s", strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, opipe[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, epipe[1], 2);
+	rc = posix_spawnp(&pid, "squeue", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(opipe[1]);
+	close(epipe[1]);
+	opipe[1] = epipe[1] = -1;
+	if (rc) {
+		snprintf(err, size, "cannot run squeue: %s", strerror(rc));
+		rc = -1;
+		pid = -1;
+		goto out;
+	}
+	rc = -1;
+	while (open_fds) {
+		struct pollfd pf[2] = { { opipe[0], POLLIN, 0 }, { epipe[0], POLLIN, 0 } };
+		double left = deadline - mono();
+		char buf[65536];
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			snprintf(err, size, "squeue did not answer within %.0f s", timeout);
+			goto out;
+		}
+		if (poll(pf, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR) {
+			snprintf(err, size, "poll: %s", strerror(errno));
+			goto out;
+		}
+		for (int k = 0; k < 2; k++) {
+			int *fd = k ? &epipe[0] : &opipe[0];
+			ssize_t r;
+
+			if (*fd < 0 || !(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			r = read(*fd, buf, sizeof(buf));
+			if (r > 0) {
+				struct strbuf *sb = k ? &errout : &out;
+
+				if (sb->len + (size_t)r > OUTPUT_MAX) {
+					kill(pid, SIGKILL);
+					snprintf(err, size, "squeue printed more than %u MiB", OUTPUT_MAX >> 20);
+					goto out;
+				}
+				sb_add(sb, buf, (size_t)r);
+			} else if (r == 0 || errno != EINTR) {
+				close(*fd);
+				*fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	pid = -1;
+	if (!sb_cstr(&out) || !sb_cstr(&errout)) {
+		snprintf(err, size, "out of memory");
+		goto out;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		mad_queue_parse(out.buf, out.len, e, n);
+		rc = 0;
+	} else if (WIFEXITED(status) && strstr(errout.buf, "Invalid job id specified")) {
+		mad_queue_parse("", 0, e, n); /* every id purged: none listed */
+		rc = 0;
+	} else {
+		char *nl = strchr(errout.buf, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (WIFEXITED(status))
+			snprintf(err, size, "squeue failed (exit %d)%s%.300s", WEXITSTATUS(status),
+				 *errout.buf ? ": " : "", errout.buf);
+		else
+			snprintf(err, size, "squeue killed by signal %d", WTERMSIG(status));
+	}
+out:
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	for (int k = 0; k < 2; k++) {
+		if (opipe[k] >= 0)
+			close(opipe[k]);
+		if (epipe[k] >= 0)
+			close(epipe[k]);
+	}
+	sb_free(&ids);
+	sb_free(&out);
+	sb_free(&errout);
+	return rc;
+}

@@ -1,0 +1,42 @@
+/* queue.h: the scheduler as a liveness guard (SPEC §8).  One squeue call
+ * for every watched job, "squeue -h -t all -j ID,... -o '%i %T %l'", parsed
+ * by whitespace (spur before 0.5 drops custom delimiters) and filtered by
+ * job id on our side, never by name. */
+#ifndef MAD_QUEUE_H
+#define MAD_QUEUE_H
+
+#include <stddef.h>
+
+enum mad_listing {
+	LISTING_ABSENT,   /* not in the output */
+	LISTING_ACTIVE,   /* some task pending, running, completing, ... */
+	LISTING_ENDED,    /* listed, every task in a final state */
+};
+
+struct mad_queue_entry {
+	long id;                  /* the job (array job) id asked for */
+	enum mad_listing listing;
+	char state[32];           /* the last state seen for it ("" if absent) */
+	long time_limit;          /* seconds; -1 unlimited or unknown */
+	int array;                /* listed as array tasks (ID_N) */
+};
+
+/* Seconds in a SLURM time limit ("30", "5:00", "1:00:00", "2-00:00:00"),
+ * or -1 for UNLIMITED, NOT_SET and anything else. */
+long mad_time_limit_parse(const char *s);
+
+/* Whether STATE (squeue's %T) is a final one (COMPLETED, FAILED, ...). */
+int mad_state_final(const char *state);
+
+/* Fills E[N] (ids set by the caller) from squeue's output TEXT.  Lines not
+ * of the form "ID STATE [LIMIT]" are skipped; returns how many were. */
+size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
+		       size_t n);
+
+/* Runs squeue (from PATH) for E[N] and parses its answer.  A call that
+ * fails, times out after TIMEOUT seconds or says nothing parseable on
+ * error is -1 with ERR (the scheduler is "unknown"), else 0. */
+int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
+		  char *err, size_t size);
+
+#endif

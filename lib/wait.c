@@ -1,0 +1,353 @@
+/* wait.c: see wait.h. */
+#include "wait.h"
+#include "marker.h"
+#include "rendezvous.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RANKS_MAX 65536L
+#define MARKER_MAX 4096
+
+int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = id;
+	j->expected = -1;
+	j->time_limit = -1;
+	j->verdict = WAIT_PENDING;
+	snprintf(j->run_dir, sizeof(j->run_dir), "%s", run_dir);
+	snprintf(j->dir, sizeof(j->dir), "%s/%ld", run_dir, id);
+	return 0;
+}
+
+void mad_wait_job_free(struct mad_wait_job *j)
+{
+	free(j->rank);
+	j->rank = NULL;
+	j->nrank = 0;
+}
+
+static int ensure_ranks(struct mad_wait_job *j, long n)
+{
+	struct mad_rank *r;
+
+	if (n <= j->nrank)
+		return 0;
+	r = realloc(j->rank, (size_t)n * sizeof(*r));
+	if (!r)
+		return -1;
+	memset(r + j->nrank, 0, (size_t)(n - j->nrank) * sizeof(*r));
+	j->rank = r;
+	j->nrank = n;
+	return 0;
+}
+
+/* "done_rank<N>", N decimal without leading zeros; N or -1. */
+static long marker_rank(const char *name)
+{
+	long n = 0;
+	const char *p;
+
+	if (strncmp(name, "done_rank", 9) != 0 || !name[9] ||
+	    (name[9] == '0' && name[10]))
+		return -1;
+	for (p = name + 9; *p; p++) {
+		if (*p < '0' || *p > '9' || n >= RANKS_MAX)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n < RANKS_MAX ? n : -1;
+}
+
+/* Small whole files only, opened without following a link. */
+static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	size_t off = 0;
+	ssize_t r = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off < size && (r = read(fd, buf + off, size - off)) > 0)
+		off += (size_t)r;
+	close(fd);
+	return r < 0 ? -1 : (ssize_t)off;
+}
+
+static void read_rank(struct mad_wait_job *j, int dirfd, const char *name, long n,
+		      const struct mad_wait_cfg *cfg, double now)
+{
+	struct mad_rank *r = &j->rank[n];
+	char buf[MARKER_MAX + 1];
+	ssize_t len = read_small(dirfd, name, buf, MARKER_MAX + 1);
+	int rc;
+
+	if (len < 0)
+		return; /* gone again, or not readable yet: the next scan retries */
+	if (len > MARKER_MAX) {
+		r->state = RANK_INVALID;
+		snprintf(r->note, sizeof(r->note), "marker '%.180s/%.20s' is larger than %d bytes",
+			 j->dir, name, MARKER_MAX);
+		return;
+	}
+	rc = mad_marker_parse(buf, (size_t)len, &r->status, &r->time, r->host,
+			      sizeof(r->host), r->note, sizeof(r->note));
+	if (rc == 0) {
+		if (r->state != RANK_EMPTY) {
+			r->state = RANK_EMPTY;
+			r->empty_since = now;
+		} else if (now - r->empty_since >= cfg->empty_grace) {
+			r->state = RANK_INVALID;
+			snprintf(r->note, sizeof(r->note), "marker '%.180s/%.20s' is still empty after %.0f s",
+				 j->dir, name, cfg->empty_grace);
+		}
+		return;
+	}
+	if (rc < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", r->note);
+		snprintf(r->note, sizeof(r->note), "marker '%.100s/%.20s': %.100s", j->dir, name, why);
+		r->state = RANK_INVALID;
+		return;
+	}
+	r->state = r->status == 0 ? RANK_DONE : RANK_FAILED;
+}
+
+static long read_count(int dirfd, const char *name, long *out)
+{
+	char buf[256];
+	ssize_t len = read_small(dirfd, name, buf, sizeof(buf) - 1);
+	char *end;
+	long n;
+
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	n = strtol(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n') || n < 1 || n > RANKS_MAX)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected,
+			   int has_record, const struct mad_wait_cfg *cfg)
+{
+	struct mad_rdzv rec;
+	char err[512];
+
+	if (j->expected > 0)
+		return;
+	if (cfg->nnodes > 0) {
+		j->expected = cfg->nnodes;
+		j->expected_from = "--nnodes";
+	} else if (has_expected && read_count(dirfd, "expected", &j->expected) == 0) {
+		j->expected_from = "the job folder's 'expected' file";
+	} else if (has_record && mad_rdzv_read(j->dir, &rec, err, sizeof(err)) == 1 &&
+		   rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
+		j->expected = rec.nnodes;
+		j->expected_from = "the rendezvous record";
+	}
+}
+
+/* A requeued job writes to <id>.<restart>: follow the newest attempt. */
+static void follow_restart(struct mad_wait_job *j)
+{
+	char next[sizeof(j->dir)];
+	struct stat st;
+
+	snprintf(next, sizeof(next), "%s/%ld.%ld", j->run_dir, j->id, j->restart + 1);
+	if (stat(next, &st) != 0 || !S_ISDIR(st.st_mode))
+		return;
+	j->restart++;
+	memcpy(j->dir, next, sizeof(next));
+	free(j->rank);
+	j->rank = NULL;
+	j->nrank = j->ndone = j->nfailed = 0;
+	j->expected = -1;
+}
+
+int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		  double now, char *err, size_t size)
+{
+	DIR *d;
+	struct dirent *de;
+	int changed = 0, has_expected = 0, has_record = 0;
+	long *seen = NULL, nseen = 0, cap = 0;
+
+	follow_restart(j);
+	d = opendir(j->dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0; /* the job has not started (or has no folder) yet */
+		snprintf(err, size, "cannot read the job folder '%s': %s", j->dir, strerror(errno));
+		return -1;
+	}
+	j->dir_seen = 1;
+	while ((de = readdir(d))) {
+		long n = marker_rank(de->d_name);
+
+		if (n < 0) {
+			has_expected |= strcmp(de->d_name, "expected") == 0;
+			has_record |= strcmp(de->d_name, "rendezvous") == 0;
+			continue;
+		}
+		if (nseen == cap) {
+			long *s = realloc(seen, (size_t)(cap = cap ? cap * 2 : 64) * sizeof(*s));
+
+			if (!s)
+				break;
+			seen = s;
+		}
+		seen[nseen++] = n;
+	}
+	learn_expected(j, dirfd(d), has_expected, has_record, cfg);
+	for (long i = 0; i < nseen; i++) {
+		long n = seen[i];
+		enum mad_rank_state before;
+		char name[32];
+
+		if (j->expected > 0 && n >= j->expected)
+			continue; /* not a rank of this job */
+		if (ensure_ranks(j, n + 1)) {
+			snprintf(err, size, "out of memory");
+			closedir(d);
+			free(seen);
+			return -1;
+		}
+		before = j->rank[n].state;
+		if (before != RANK_MISSING && before != RANK_EMPTY)
+			continue; /* written once: never read again */
+		mad_marker_name(name, sizeof(name), n);
+		read_rank(j, dirfd(d), name, n, cfg, now);
+		if (j->rank[n].state != before) {
+			changed++;
+			if (j->rank[n].state == RANK_DONE)
+				j->ndone++;
+			else if (j->rank[n].state != RANK_EMPTY)
+				j->nfailed++;
+		}
+	}
+	closedir(d);
+	free(seen);
+	if (j->expected > 0 && ensure_ranks(j, j->expected)) {
+		snprintf(err, size, "out of memory");
+		return -1;
+	}
+	return changed;
+}
+
+void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
+		      const struct mad_wait_cfg *cfg, double start, double now)
+{
+	j->listing = e->listing;
+	if (e->listing != LISTING_ABSENT)
+		snprintf(j->state, sizeof(j->state), "%s", e->state);
+	if (e->time_limit > j->time_limit)
+		j->time_limit = e->time_limit;
+	j->array |= e->array;
+	if (e->listing == LISTING_ACTIVE) {
+		j->seen = 1;
+		j->gone_polls = 0;
+		j->gone_since = 0;
+		return;
+	}
+	/* Never listed: pending while the startup grace lasts (spur lists a
+	 * new job only after a minute or two). */
+	if (e->listing == LISTING_ABSENT && !j->seen && now - start < cfg->startup_grace)
+		return;
+	if (!j->gone_polls)
+		j->gone_since = now;
+	j->gone_polls++;
+}
+
+void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size)
+{
+	size_t off = 0;
+	long n = j->expected > 0 ? j->expected : j->nrank;
+
+	if (size)
+		*buf = '\0';
+	for (long i = 0; i < n && off + 1 < size; i++) {
+		long k = i;
+		int w;
+
+		if (i < j->nrank && j->rank[i].state != RANK_MISSING && j->rank[i].state != RANK_EMPTY)
+			continue;
+		while (k + 1 < n && (k + 1 >= j->nrank || j->rank[k + 1].state == RANK_MISSING ||
+				     j->rank[k + 1].state == RANK_EMPTY))
+			k++;
+		w = k > i ? snprintf(buf + off, size - off, "%s%ld-%ld", off ? "," : "", i, k)
+			  : snprintf(buf + off, size - off, "%s%ld", off ? "," : "", i);
+		if (w < 0 || (size_t)w >= size - off)
+			break;
+		off += (size_t)w;
+		i = k;
+	}
+}
+
+static void failed_reason(struct mad_wait_job *j)
+{
+	for (long i = 0; i < j->nrank; i++) {
+		const struct mad_rank *r = &j->rank[i];
+
+		if (r->state == RANK_FAILED) {
+			snprintf(j->reason, sizeof(j->reason), "rank %ld failed with exit status %ld%s%s%s%s",
+				 i, r->status, *r->host ? " on " : "", r->host,
+				 *r->note ? ": " : "", r->note);
+			return;
+		}
+		if (r->state == RANK_INVALID) {
+			snprintf(j->reason, sizeof(j->reason), "rank %ld: %s", i, r->note);
+			return;
+		}
+	}
+}
+
+int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		    double now)
+{
+	char missing[512];
+
+	if (j->verdict != WAIT_PENDING)
+		return j->verdict;
+	if (j->nfailed) {
+		failed_reason(j);
+		return j->verdict = WAIT_FAILED;
+	}
+	if (j->expected > 0 && j->ndone >= j->expected) {
+		if (j->expected == 1)
+			snprintf(j->reason, sizeof(j->reason), "rank 0 exited 0");
+		else
+			snprintf(j->reason, sizeof(j->reason), "all %ld ranks exited 0", j->expected);
+		return j->verdict = WAIT_OK;
+	}
+	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
+		mad_wait_missing(j, missing, sizeof(missing));
+		if (!j->dir_seen)
+			snprintf(j->reason, sizeof(j->reason),
+				 "the job left the queue%s%s%s and its folder '%.600s' never appeared "
+				 "(was it submitted with --mad-model, or does its script call mad-env/mad-mark?)",
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "", j->dir);
+		else if (j->expected < 0)
+			snprintf(j->reason, sizeof(j->reason),
+				 "the job left the queue%s%s%s; %ld ranks done, and '%.600s' does not say how many to expect (give --nnodes)",
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "",
+				 j->ndone, j->dir);
+		else
+			snprintf(j->reason, sizeof(j->reason),
+				 "the job left the queue%s%s%s and ranks %s wrote no marker within %.0f s",
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "",
+				 missing, cfg->grace);
+		return j->verdict = WAIT_GONE;
+	}
+	return WAIT_PENDING;
+}

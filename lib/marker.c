@@ -81,7 +81,8 @@ int mad_marker_parse(const char *text, size_t len, long *status, long *time,
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
 		n--;
 	if (n == 0 || n >= sizeof(first)) {
-		snprintf(note, nsize, "first line is not an exit status");
+		snprintf(note, nsize, "first line '%.*s%s' is not an exit status",
+			 (int)(n < 40 ? n : 40), p, n > 40 ? "..." : "");
 		return -1;
 	}
 	memcpy(first, p, n);

@@ -300,8 +300,14 @@ static void failed_reason(struct mad_wait_job *j)
 		const struct mad_rank *r = &j->rank[i];
 
 		if (r->state == RANK_FAILED) {
-			snprintf(j->reason, sizeof(j->reason), "rank %ld failed with exit status %ld%s%s%s%s",
-				 i, r->status, *r->host ? " on " : "", r->host,
+			char sig[96] = "";
+
+			/* a shell's status for a child killed by a signal (scancel: 15) */
+			if (r->status > 128 && r->status < 128 + 65)
+				snprintf(sig, sizeof(sig), " (signal %ld, %s)", r->status - 128,
+					 strsignal((int)(r->status - 128)));
+			snprintf(j->reason, sizeof(j->reason), "rank %ld failed with exit status %ld%s%s%s%s%s",
+				 i, r->status, sig, *r->host ? " on " : "", r->host,
 				 *r->note ? ": " : "", r->note);
 			return;
 		}

@@ -109,3 +109,31 @@ mad_healthy() {
         sort -u | grep -cE '^n[0-9]+ (idle|alloc|mix|comp)$') || return 1
     [[ $n == "$MAD_CLUSTER_NODES" ]]
 }
+
+# Daemons must inherit no descriptor beyond 2: munged keeps them all open, so our lock (fd 9)
+# or a caller's pipe (bats waits for its fd 3 to close) would stay open as long as it runs
+# and hang the next stop or the caller. mad_daemon runs a command with only fds 0-2.
+mad_daemon() {
+    (
+        for fd in /proc/"$BASHPID"/fd/*; do
+            fd=${fd##*/}
+            if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+        done
+        exec "$@"
+    )
+}
+
+# Starts the slurmd of node nK (also used to bring one back in tests).
+mad_start_slurmd() {
+    local k=$1
+    if [[ $MAD_CLUSTER_MODE == netns ]]; then
+        # Not `ip netns exec`: it remounts /sys, and slurmd, finding no cgroup filesystem
+        # there, refuses to start. nsenter changes only the network; unshare gives the node
+        # its own host name.
+        # shellcheck disable=SC2016 # $1 is expanded by the inner sh
+        mad_daemon nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n$k" unshare --uts \
+            sh -c 'hostname "$1" && exec slurmd -N "$1"' sh "n$k"
+    else
+        mad_daemon slurmd -N "n$k"
+    fi >>"$MAD_CLUSTER_DIR/log/slurmd-n$k.stderr" 2>&1
+}

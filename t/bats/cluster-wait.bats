@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# mad-wait on the real cluster, as the test user: jobs with mad.so on stock
+# SLURM, and through the spur emulation (t/spur/bin).  mad-wait finds the run
+# folder on its own: run-dir= on mad.so's line in the cluster's plugstack.conf.
+# shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load ../lib.sh
+	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
+	use_cluster
+	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
+	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
+	run_dir=$MAD_CLUSTER_SHARED/run-wait
+	fresh_run_dir "$run_dir"
+	plugstack_save
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	# squeue that always fails, for the budget test
+	mkdir -p "$MAD_CLUSTER_SHARED/bad-squeue"
+	printf '#!/bin/sh\necho "squeue: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' \
+		>"$MAD_CLUSTER_SHARED/bad-squeue/squeue"
+	chmod 0755 "$MAD_CLUSTER_SHARED/bad-squeue" "$MAD_CLUSTER_SHARED/bad-squeue/squeue"
+	export so run_dir
+}
+
+teardown_file() {
+	load ../lib.sh
+	plugstack_restore
+}
+
+setup() {
+	load ../lib.sh
+	cluster_test
+}
+
+sbatch_id() {
+	run "$AS_USER" sbatch --parsable "$@"
+	assert_success
+	jobid=${output%%;*}
+}
+
+# mad-wait as the test user; $elapsed in seconds.
+waitfor() {
+	local t0=$SECONDS
+	run "$AS_USER" mad-wait "$@"
+	elapsed=$((SECONDS - t0))
+	echo "mad-wait $* -> $status in ${elapsed}s"
+	echo "$output"
+}
+
+@test "success: a 4-node job, run folder from plugstack.conf, JSON per rank" {
+	sbatch_id --nodes=4 --mad-model=m --wrap 'srun --nodes=4 true'
+	waitfor --json --interval 2 "$jobid"
+	assert_success
+	assert_output --partial '"verdict":	"success"'
+	assert_output --partial "\"run_dir\":	\"$run_dir\""
+	assert_output --partial '"status":	"done"'
+	assert_output --partial '"host":	"n1"'
+}
+
+@test "one rank of an array job fails: its rank and status reported, exit 1" {
+	sbatch_id --array=0-3 --nodes=1 --exclusive --mad-model=m --mad-fanout=array \
+		--output=/dev/null --wrap 'if [ "$MAD_NODE_RANK" = 2 ]; then exit 3; fi'
+	waitfor --interval 2 "$jobid"
+	assert_failure 1
+	assert_output --partial "job $jobid: rank 2 failed with exit status 3 on n"
+}
+
+@test "one array task cancelled with scancel: that rank is reported, exit 1" {
+	sbatch_id --array=0-3 --nodes=1 --exclusive --mad-model=m --mad-fanout=array \
+		--output=/dev/null --wrap 'sleep 60'
+	for _ in $(seq 100); do
+		[[ $("$AS_USER" squeue -h -j "$jobid" -t R | wc -l) == 4 ]] && break
+		sleep 0.2
+	done
+	"$AS_USER" scancel "${jobid}_1"
+	waitfor --interval 2 --grace 5 "$jobid"
+	"$AS_USER" scancel "$jobid"
+	assert_failure 1
+	assert_output --partial "rank 1 failed with exit status 143 (signal 15"
+}
+
+@test "scancel of a whole job that never ran: exit 2 within the grace, folder never appeared" {
+	sbatch_id --hold --nodes=2 --mad-model=m --wrap 'true'
+	"$AS_USER" scancel "$jobid"
+	waitfor --interval 1 --grace 3 "$jobid"
+	assert_failure 2
+	assert_output --partial "the job left the queue"
+	assert_output --partial "never appeared"
+	((elapsed <= 15))
+}
+
+@test "a job whose script ends without its markers (no model in the job): exit 2, not success" {
+	sbatch_id --nodes=1 --output=/dev/null --wrap 'true'
+	waitfor --interval 1 --grace 2 --nnodes 1 "$jobid"
+	assert_failure 2
+}
+
+@test "timeout: exit 124 naming the missing ranks; the job is left alone" {
+	sbatch_id --nodes=2 --mad-model=m --output=/dev/null --wrap 'sleep 60'
+	waitfor --timeout 3 --interval 1 --nnodes 1 "$jobid"
+	assert_failure 124
+	assert_output --partial "timed out after 3 s"
+	assert_output --partial "ranks missing: 0"
+	run "$AS_USER" squeue -h -j "$jobid" -o %T
+	assert_output RUNNING
+	"$AS_USER" scancel "$jobid"
+}
+
+@test "squeue always failing: exit 3 within the budget, no hang; markers still win" {
+	sbatch_id --nodes=1 --mad-model=m --output=/dev/null --wrap 'sleep 60'
+	local t0=$SECONDS
+	run "$AS_USER" env PATH="$MAD_CLUSTER_SHARED/bad-squeue:$PATH" \
+		mad-wait --interval 1 --unknown-budget 5 "$jobid"
+	echo "$output"
+	assert_failure 3
+	assert_output --partial "could not be asked"
+	assert_output --partial "Unable to contact slurm controller"
+	(((SECONDS - t0) <= 12))
+	"$AS_USER" scancel "$jobid"
+	# a finished job's markers decide, whatever squeue says
+	sbatch_id --wait --nodes=1 --mad-model=m --output=/dev/null --wrap 'true'
+	run "$AS_USER" env PATH="$MAD_CLUSTER_SHARED/bad-squeue:$PATH" \
+		mad-wait --interval 1 --unknown-budget 5 "$jobid"
+	assert_success
+}
+
+@test "several job ids in one call share one squeue per interval" {
+	sbatch_id --nodes=1 --mad-model=m --output=/dev/null --wrap 'sleep 4'
+	a=$jobid
+	sbatch_id --nodes=2 --mad-model=m --output=/dev/null --wrap 'sleep 6; srun -N2 true'
+	b=$jobid
+	waitfor --json --interval 2 "$a" "$b"
+	assert_success
+	assert_output --partial "\"job_id\":	$a"
+	assert_output --partial "\"job_id\":	$b"
+	calls=$(grep -o '"squeue_calls":	[0-9]*' <<<"$output" | grep -o '[0-9]*$')
+	echo "squeue calls: $calls in ${elapsed}s"
+	((calls <= elapsed / 2 + 2))
+}
+
+@test "--follow streams every rank's output with its rank, array logs %A_%a" {
+	"$AS_USER" rm -f "$MAD_CLUSTER_SHARED"/follow-*.out
+	sbatch_id --array=0-3 --nodes=1 --exclusive --mad-model=m --mad-fanout=array \
+		--output='follow-%A_%a.out' --wrap 'echo "hello from $MAD_NODE_RANK of $NNODES"'
+	waitfor --interval 2 --follow='follow-%A_%a.out' "$jobid"
+	assert_success
+	for r in 0 1 2 3; do
+		assert_line "[rank $r] hello from $r of 4"
+	done
+}
+
+@test "slurmctld restarted mid-job: no false failure" {
+	sbatch_id --nodes=2 --mad-model=m --output=/dev/null --wrap 'sleep 12; srun -N2 true'
+	"$AS_USER" mad-wait --interval 1 --grace 5 "$jobid" >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	waiter=$!
+	sleep 2
+	"$BATS_TEST_DIRNAME/../cluster/restart" slurmctld 3
+	wait "$waiter" || status=$?
+	cat "$BATS_TEST_TMPDIR/out"
+	[[ ${status:-0} == 0 ]]
+	grep -q "job $jobid: rank 0 exited 0" "$BATS_TEST_TMPDIR/out"
+}
+
+@test "a node's slurmd killed mid-job: the job's markers still decide, no false failure" {
+	sbatch_id --array=0-1 --nodes=1 --exclusive --mad-model=m --mad-fanout=array \
+		--output=/dev/null --wrap 'sleep 8'
+	"$AS_USER" mad-wait --interval 1 --grace 5 "$jobid" >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	waiter=$!
+	sleep 2
+	node=$("$AS_USER" squeue -h -j "${jobid}_1" -o %N)
+	"$BATS_TEST_DIRNAME/../cluster/restart" "$node" 3
+	wait "$waiter" || status=$?
+	cat "$BATS_TEST_TMPDIR/out"
+	[[ ${status:-0} == 0 ]]
+}
+
+@test "spur: startup window where squeue lists nothing, no false failure; array fan-out via mad-env/mad-mark" {
+	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spank-host
+	cp "$host" "$MAD_CLUSTER_SHARED/spank-host"
+	chmod 0755 "$MAD_CLUSTER_SHARED/spank-host"
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"
+	chmod 0644 "$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"
+	: >"$MAD_CLUSTER_PLUGSTACK" # SLURM runs no plugin: spur's host does
+	printf '#!/bin/bash\ntrap '\''mad-mark $?'\'' EXIT\neval "$(mad-env)"\nsleep 2\n' >"$MAD_CLUSTER_SHARED/spur-wait.sh"
+	chmod 0755 "$MAD_CLUSTER_SHARED/spur-wait.sh"
+	spur=("$AS_USER" env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
+		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spank-host"
+		SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"
+		SPUR_EMU_SQUEUE_HIDE=30 MAD_MODEL=m MAD_NNODES=4)
+	run "${spur[@]}" sbatch --array=0-3 --nodes=1 --exclusive --output=/dev/null spur-wait.sh
+	assert_success
+	jobid=${output##* }
+	# no MAD_RUN_DIR, no flag: the run folder comes from spur's plugstack.conf
+	run "${spur[@]}" mad-wait --json --interval 2 --grace 3 --startup-grace 60 "$jobid"
+	echo "$output"
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	assert_success
+	assert_output --partial '"scheduler_state":	"NOT_LISTED"'
+	assert_output --partial '"expected":	4'
+}

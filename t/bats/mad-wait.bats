@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# mad-wait on fake run folders with a fake squeue first on PATH (the cluster
+# tests use real jobs): usage, finding the run folder, bad markers, several
+# jobs, Ctrl-C, and the cost of a poll over 1,024 ranks.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load ../lib.sh
+	load_helpers
+	run_dir=$BATS_TEST_TMPDIR/run
+	bin=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$run_dir" "$bin"
+	# squeue answers from $BATS_TEST_TMPDIR/queue, and counts its calls
+	cat >"$bin/squeue" <<-EOF
+		#!/bin/sh
+		echo x >>"$BATS_TEST_TMPDIR/squeue.calls"
+		cat "$BATS_TEST_TMPDIR/queue" 2>/dev/null
+	EOF
+	chmod +x "$bin/squeue"
+	export PATH="$bin:$PATH" SLURM_CONF=$BATS_TEST_TMPDIR/none/slurm.conf
+	unset MAD_RUN_DIR SPUR_PLUGSTACK
+}
+
+marker() { # job rank content
+	mkdir -p "$run_dir/$1"
+	printf '%b' "$3" >"$run_dir/$1/done_rank$2"
+}
+
+expect() { # job count
+	mkdir -p "$run_dir/$1"
+	echo "$2" >"$run_dir/$1/expected"
+}
+
+@test "usage errors name the input and exit 64" {
+	run mad-wait
+	assert_failure 64
+	assert_output --partial "no job id given"
+	run mad-wait -d "$run_dir" 12_3
+	assert_failure 64
+	assert_output --partial "job id '12_3': give the array job id"
+	run mad-wait -d "$run_dir" abc
+	assert_failure 64
+	assert_output --partial "'abc' is not a job id"
+	run mad-wait -d "$run_dir" --timeout=5x 12
+	assert_failure 64
+	assert_output --partial "--timeout: '5x' is not a duration"
+	run mad-wait -d "$run_dir" --nnodes 0 12
+	assert_failure 64
+	run mad-wait -d "$run_dir" 12 12
+	assert_failure 64
+	assert_output --partial "given twice"
+	run mad-wait --bogus 12
+	assert_failure 64
+	run mad-wait -d "$BATS_TEST_TMPDIR/nope" 12
+	assert_failure 64
+	assert_output --partial "run folder '$BATS_TEST_TMPDIR/nope' (from --run-dir)"
+}
+
+@test "no run folder anywhere: says how to configure one, exit 64" {
+	run mad-wait 12
+	assert_failure 64
+	assert_output --partial "no run folder: give --run-dir DIR, set MAD_RUN_DIR, or add run-dir=DIR"
+	assert_output --partial "$BATS_TEST_TMPDIR/none/plugstack.conf"
+}
+
+@test "the run folder from SLURM's plugstack.conf: PlugStackConfig, an include, relative to it" {
+	mkdir -p "$BATS_TEST_TMPDIR/etc/plugstack.conf.d"
+	printf 'ClusterName=x\nPlugStackConfig=%s/etc/my-plugstack.conf # site\n' "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/etc/slurm.conf"
+	printf 'optional /x/pyxis.so\ninclude plugstack.conf.d/*.conf\n' >"$BATS_TEST_TMPDIR/etc/my-plugstack.conf"
+	printf 'required /usr/lib/slurm/mad.so timeout=30 run-dir=%s\n' "$run_dir" >"$BATS_TEST_TMPDIR/etc/plugstack.conf.d/mad.conf"
+	expect 12 1
+	marker 12 0 '0\n'
+	run env SLURM_CONF="$BATS_TEST_TMPDIR/etc/slurm.conf" mad-wait --json 12
+	assert_success
+	assert_output --partial "\"run_dir\":	\"$run_dir\""
+	# spur's, named by SPUR_PLUGSTACK, comes first
+	mkdir -p "$BATS_TEST_TMPDIR/spur-run/12"
+	printf '1\n' >"$BATS_TEST_TMPDIR/spur-run/12/done_rank0"
+	echo "optional /opt/mad.so run-dir=$BATS_TEST_TMPDIR/spur-run" >"$BATS_TEST_TMPDIR/spur.conf"
+	run env SLURM_CONF="$BATS_TEST_TMPDIR/etc/slurm.conf" SPUR_PLUGSTACK="$BATS_TEST_TMPDIR/spur.conf" mad-wait --nnodes 1 12
+	assert_failure 1
+	# MAD_RUN_DIR beats both
+	run env SPUR_PLUGSTACK="$BATS_TEST_TMPDIR/spur.conf" MAD_RUN_DIR="$run_dir" mad-wait 12
+	assert_success
+}
+
+@test "garbage and empty markers are failures with a message naming the file" {
+	expect 20 2
+	marker 20 0 '0\n'
+	marker 20 1 'Traceback (most recent call last):\n'
+	run mad-wait -d "$run_dir" 20
+	assert_failure 1
+	assert_output --partial "rank 1: marker '$run_dir/20/done_rank1': first line 'Traceback (most recent call last):' is not an exit status"
+	expect 21 1
+	marker 21 0 ''
+	local t0=$SECONDS
+	run mad-wait -d "$run_dir" 21
+	assert_failure 1
+	assert_output --partial "marker '$run_dir/21/done_rank0' is still empty after 5 s"
+	(((SECONDS - t0) >= 4))
+	# an empty marker that gets its content in time is fine
+	expect 22 1
+	marker 22 0 ''
+	(sleep 1; printf '0\n' >"$run_dir/22/done_rank0") &
+	run mad-wait -d "$run_dir" 22
+	assert_success
+}
+
+@test "several job ids: one squeue call for all, worst outcome wins, JSON per job and rank" {
+	expect 30 2
+	marker 30 0 '0\nrank=0\nhost=a\ntime=10\n'
+	expect 31 1
+	printf '30 RUNNING 1:00:00\n31 RUNNING 1:00:00\n' >"$BATS_TEST_TMPDIR/queue"
+	(sleep 1.5; marker 30 1 '0\n'; marker 31 0 '0\n') &
+	run -0 mad-wait -d "$run_dir" --json 30 31
+	[[ $(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") == 1 ]]
+	assert_output --partial '"job_id":	30'
+	assert_output --partial '"job_id":	31'
+	assert_output --partial '"host":	"a"'
+	expect 32 1
+	marker 32 0 '0\n'
+	expect 33 1
+	marker 33 0 '7\nerror=disk full\n'
+	run mad-wait -d "$run_dir" --json 32 33
+	assert_failure 1
+	assert_output --partial '"verdict":	"failed"'
+	assert_output --partial "rank 0 failed with exit status 7: disk full"
+}
+
+@test "a job gone from the queue is confirmed over several polls, then exit 2 naming the missing ranks" {
+	expect 40 3
+	marker 40 1 '0\n'
+	printf '40 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	(sleep 1; : >"$BATS_TEST_TMPDIR/queue") &
+	run mad-wait -d "$run_dir" --interval 0.5 --grace 2 40
+	assert_failure 2
+	assert_output --partial "ranks 0,2 wrote no marker within 2 s"
+	(($(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") >= 4))
+}
+
+@test "Ctrl-C: exit 130 and the job is left alone" {
+	expect 50 1
+	printf '50 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	mad-wait -d "$run_dir" 50 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	sleep 0.5
+	kill -INT "$pid"
+	run wait "$pid"
+	assert_failure 130
+	grep -q "interrupted by signal 2; the job is left alone" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "1,024 ranks: a poll is one directory read, not 1,024 opens" {
+	require strace "counts system calls"
+	expect 60 1024
+	for ((r = 0; r < 1023; r++)); do printf '0\n' >"$run_dir/60/done_rank$r"; done
+	printf '60 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	run strace -f -c -o "$BATS_TEST_TMPDIR/strace" -e trace=openat,getdents64 \
+		mad-wait -d "$run_dir" --timeout 6 --interval 60 60
+	assert_failure 124
+	cat "$BATS_TEST_TMPDIR/strace"
+	opens=$(awk '$NF == "openat" { print $4 }' "$BATS_TEST_TMPDIR/strace")
+	reads=$(awk '$NF == "getdents64" { print $4 }' "$BATS_TEST_TMPDIR/strace")
+	echo "openat: $opens, getdents64: $reads over about 6 polls"
+	# 1,023 markers read once, plus the program's own files; never again per poll
+	((opens < 1023 + 150))
+	((reads >= 6 * 2))
+	# and without inotify's help too: the same with a poll per second
+}

@@ -57,6 +57,18 @@ plugstack_restore() {
 	cp "$BATS_FILE_TMPDIR/plugstack.saved" "$MAD_CLUSTER_PLUGSTACK"
 }
 
+# mad.so on the cluster's plugstack line, with run-dir= a fresh folder NAME in
+# the shared folder; sets and exports $so and $run_dir (plugstack_restore undoes).
+use_plugin() {
+	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
+	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
+	run_dir=$MAD_CLUSTER_SHARED/$1
+	fresh_run_dir "$run_dir"
+	plugstack_save
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	export so run_dir
+}
+
 # A fresh run folder for a test file: job ids start again at 1 whenever the
 # cluster restarts, and markers are written once.
 fresh_run_dir() {

@@ -6,13 +6,7 @@ setup_file() {
 	load ../lib.sh
 	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
 	use_cluster
-	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
-	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
-	run_dir=$MAD_CLUSTER_SHARED/run
-	fresh_run_dir "$run_dir"
-	plugstack_save
-	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
-	export so run_dir
+	use_plugin run
 }
 
 teardown_file() {

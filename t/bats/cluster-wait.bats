@@ -10,18 +10,12 @@ setup_file() {
 	load ../lib.sh
 	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
 	use_cluster
-	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
-	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
-	run_dir=$MAD_CLUSTER_SHARED/run-wait
-	fresh_run_dir "$run_dir"
-	plugstack_save
-	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	use_plugin run-wait
 	# squeue that always fails, for the budget test
 	mkdir -p "$MAD_CLUSTER_SHARED/bad-squeue"
 	printf '#!/bin/sh\necho "squeue: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' \
 		>"$MAD_CLUSTER_SHARED/bad-squeue/squeue"
 	chmod 0755 "$MAD_CLUSTER_SHARED/bad-squeue" "$MAD_CLUSTER_SHARED/bad-squeue/squeue"
-	export so run_dir
 }
 
 teardown_file() {

@@ -33,3 +33,21 @@ setup() {
 	[[ $status -ne 99 ]] || { echo "$output" | head -60; false; }
 	assert_output '64 launches, 0 with a wrong env'
 }
+
+@test "mad-env, mad-mark and mad-wait: valgrind-clean on success, failure and bad input" {
+	require valgrind "the suite installs it"
+	local run_dir=$BATS_TEST_TMPDIR/run bin=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$run_dir" "$bin"
+	printf '#!/bin/sh\necho "12 RUNNING 1:00:00"\n' >"$bin/squeue"
+	chmod +x "$bin/squeue"
+	vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99)
+	job=(env -i PATH="$bin:$PATH" SLURM_CONF=/nonexistent MAD_MODEL=m SLURM_JOB_ID=12
+		SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=localhost MAD_RUN_DIR="$run_dir")
+	for cmd in "mad-env" "mad-env --json" "mad-env --explain" "mad-mark 0" "mad-mark x" \
+		"mad-wait --json 12" "mad-wait --follow=none-%a.out -q 12" "mad-wait --timeout=1 13" \
+		"mad-wait 12_1" "mad-wait --bogus"; do
+		# shellcheck disable=SC2086
+		run "${job[@]}" "${vg[@]}" $cmd
+		[[ $status -ne 99 ]] || { echo "valgrind: $cmd: $output"; false; }
+	done
+}

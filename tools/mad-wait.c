@@ -38,7 +38,7 @@ static const char usage[] =
 	"  -t, --timeout DURATION     give up after DURATION (N, Ns, Nm, Nh, Nd; default:\n"
 	"                             the job's time limit plus a margin, else 24h)\n"
 	"  -i, --interval DURATION    squeue at most once per DURATION (default 30s;\n"
-	"                             longer, up to 4x, while nothing changes)\n"
+	"                             x1.5 per call up to 4x)\n"
 	"  -g, --grace DURATION       after a job left the queue, wait this long for its\n"
 	"                             markers (default 60s)\n"
 	"      --startup-grace DURATION  a job not listed yet is pending this long\n"
@@ -495,8 +495,7 @@ int main(int argc, char **argv)
 	struct follower fl = { NULL, 0, 0 };
 	struct sigaction sa;
 	char from[4200], err[1024], why[1024] = "";
-	double start, deadline, next_queue, next_scan = 0, unknown_since = 0, backoff = 2, quiet;
-	long progress_seen = -1;
+	double start, deadline, next_queue, next_scan = 0, unknown_since = 0, backoff = 2, guard_interval;
 	long squeue_calls = 0;
 	int n, rc, code = WAIT_PENDING, tty = isatty(2), woke = 1, default_timeout;
 
@@ -522,8 +521,10 @@ int main(int argc, char **argv)
 	start = mono();
 	default_timeout = c.timeout < 0;
 	deadline = start + (default_timeout ? DAY : c.timeout);
-	next_queue = start;
-	quiet = c.interval;
+	/* The first squeue a little later: markers often answer first, and a
+	 * minute's wait then costs two calls. */
+	next_queue = start + fmin(c.interval, 10);
+	guard_interval = c.interval / 1.5;
 	for (;;) {
 		double now = mono(), wait;
 		int decided = 0, failed = 0;
@@ -589,8 +590,7 @@ int main(int argc, char **argv)
 			squeue_calls++;
 			if (k && mad_queue_ask(entries, (size_t)k, SQUEUE_TIMEOUT, err, sizeof(err)) == 0) {
 				double latest = start;
-				int unlimited = 0, changed = 0;
-				long progress_now = 0;
+				int unlimited = 0;
 
 				now = mono();
 				unknown_since = 0;
@@ -600,10 +600,7 @@ int main(int argc, char **argv)
 
 					if (j->verdict != WAIT_PENDING)
 						continue;
-					changed |= j->listing != entries[e].listing ||
-						   strcmp(j->state, entries[e].state) != 0;
 					mad_wait_observe(j, &entries[e++], &c.cfg, start, now);
-					progress_now += j->ndone + j->nfailed;
 					confirming |= j->gone_polls > 0 && j->gone_polls < c.cfg.gone_polls;
 					if (j->time_limit < 0)
 						unlimited = 1;
@@ -612,15 +609,11 @@ int main(int argc, char **argv)
 				}
 				if (default_timeout && !unlimited && latest > start)
 					deadline = fmax(start + 60, latest + 600 + c.cfg.grace);
-				/* Back off while nothing moves (x1.5 up to 4 intervals), so a
-				 * long wait costs fewer than two calls a minute; any change
-				 * (a state, a marker) brings the interval back. */
-				if (changed || progress_now != progress_seen)
-					quiet = c.interval;
-				else
-					quiet = fmin(quiet * 1.5, 4 * c.interval);
-				progress_seen = progress_now;
-				next_queue = now + (confirming ? fmin(c.interval, 5) : jitter(quiet));
+				/* Markers decide, so the guard may slow down: x1.5 per
+				 * call up to 4 intervals (30 s, 45 s, ... 2 min by
+				 * default); confirming a disappearance is fast. */
+				guard_interval = fmin(guard_interval * 1.5, 4 * c.interval);
+				next_queue = now + (confirming ? fmin(c.interval, 5) : jitter(guard_interval));
 			} else if (k) {
 				now = mono();
 				if (!unknown_since)

@@ -14,7 +14,7 @@ setup() {
 	# squeue answers from $BATS_TEST_TMPDIR/queue, and counts its calls
 	cat >"$bin/squeue" <<-EOF
 		#!/bin/sh
-		echo x >>"$BATS_TEST_TMPDIR/squeue.calls"
+		echo "\$*" >>"$BATS_TEST_TMPDIR/squeue.calls"
 		cat "$BATS_TEST_TMPDIR/queue" 2>/dev/null
 	EOF
 	chmod +x "$bin/squeue"
@@ -113,8 +113,10 @@ expect() { # job count
 	expect 31 1
 	printf '30 RUNNING 1:00:00\n31 RUNNING 1:00:00\n' >"$BATS_TEST_TMPDIR/queue"
 	(sleep 1.5; marker 30 1 '0\n'; marker 31 0 '0\n') &
-	run -0 mad-wait -d "$run_dir" --json 30 31
+	run -0 mad-wait -d "$run_dir" --json --interval 1 30 31
+	cat "$BATS_TEST_TMPDIR/squeue.calls"
 	[[ $(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") == 1 ]]
+	grep -qx -- '--noheader --states=all --jobs 30,31 --format %i %T %l' "$BATS_TEST_TMPDIR/squeue.calls"
 	assert_output --partial '"job_id":	30'
 	assert_output --partial '"job_id":	31'
 	assert_output --partial '"host":	"a"'
@@ -146,8 +148,9 @@ expect() { # job count
 	pid=$!
 	sleep 0.5
 	kill -INT "$pid"
-	run wait "$pid"
-	assert_failure 130
+	local rc=0
+	wait "$pid" || rc=$?
+	[[ $rc == 130 ]]
 	grep -q "interrupted by signal 2; the job is left alone" "$BATS_TEST_TMPDIR/err"
 }
 

@@ -1,0 +1,197 @@
+/* mad-render [-c FILE]... [-D KEY=VALUE]... [-o OUT] TEMPLATE: renders a
+ * job-script template (a Jinja2 subset, doc/mad-render.1) with every value
+ * one shell word.  The output is written whole or not at all. */
+#include "config.h"
+
+#include "dataload.h"
+#include "rendezvous.h"
+#include "strbuf.h"
+#include "template.h"
+#include "value.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 64
+#define INPUT_MAX (16u << 20)
+
+static const char usage[] =
+	"Usage: mad-render [-c FILE.yaml|FILE.json]... [-D KEY=VALUE]... [-o OUT] TEMPLATE\n"
+	"Render a job-script template (a Jinja2 subset); every {{ }} is one shell word.\n"
+	"\n"
+	"  -c, --config FILE    data: YAML (every value a string) or JSON (.json); later\n"
+	"                       files replace earlier top-level keys\n"
+	"  -D, --define K=V     one more value (a string); K may be dotted (a.b=v)\n"
+	"  -o, --output FILE    write FILE atomically instead of stdout\n"
+	"  -h, --help, -V, --version\n";
+
+/* Reads PATH ("-": stdin) whole into *BUF. */
+static int slurp(const char *path, char **buf, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	size_t cap = 65536, n = 0;
+	char *b;
+
+	if (!f) {
+		fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	b = malloc(cap);
+	while (b) {
+		size_t r = fread(b + n, 1, cap - n, f);
+
+		n += r;
+		if (n < cap)
+			break;
+		if (cap >= INPUT_MAX) {
+			fprintf(stderr, "mad-render: '%s' is larger than %u MiB\n", path, INPUT_MAX >> 20);
+			free(b);
+			b = NULL;
+			n = 0;
+			break;
+		}
+		{
+			char *nb = realloc(b, cap * 2);
+
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
+	if (b && ferror(f)) {
+		fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
+		free(b);
+		b = NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (!b) {
+		if (n == 0 && errno == ENOMEM)
+			fprintf(stderr, "mad-render: out of memory reading '%s'\n", path);
+		return -1;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* Writes PATH whole or not at all: the same atomic write as the job
+ * folder's files (a temporary file beside it, fsync, rename). */
+static int write_atomic(const char *path, const char *data, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	int rc;
+
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 1);
+	if (rc)
+		fprintf(stderr, "mad-render: cannot write '%s': %s\n", path, strerror(-rc));
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "define", required_argument, NULL, 'D' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct arena *a = arena_new();
+	struct value data;
+	struct strbuf out = STRBUF_INIT;
+	struct mad_render_error rerr;
+	const char *output = NULL, *tpath;
+	char err[2048], *text = NULL;
+	char **defs = calloc((size_t)argc, sizeof(char *));
+	size_t len, ndefs = 0;
+	int opt, rc = 1;
+
+	if (!a || !defs || (data = v_dict(a)).t == V_UNDEF) {
+		fprintf(stderr, "mad-render: out of memory\n");
+		return 1;
+	}
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:D:o:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			if (slurp(optarg, &text, &len))
+				goto done;
+			if (mad_data_load(a, &data, optarg, text, len, err, sizeof(err))) {
+				fprintf(stderr, "mad-render: %s\n", err);
+				goto done;
+			}
+			free(text);
+			text = NULL;
+			break;
+		case 'D': defs[ndefs++] = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': fputs(usage, stdout); rc = 0; goto done;
+		case 'V': puts("mad-render (" PACKAGE_NAME ") " PACKAGE_VERSION); rc = 0; goto done;
+		case ':':
+			fprintf(stderr, "mad-render: option '%s' needs a value\nTry 'mad-render --help'.\n", argv[optind - 1]);
+			rc = EXIT_USAGE;
+			goto done;
+		default:
+			fprintf(stderr, "mad-render: unknown option '%s'\nTry 'mad-render --help'.\n", argv[optind - 1]);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "mad-render: %s\nTry 'mad-render --help'.\n",
+			optind >= argc ? "no template given" : "more than one template given");
+		rc = EXIT_USAGE;
+		goto done;
+	}
+	for (size_t i = 0; i < ndefs; i++)
+		if (mad_data_define(a, &data, defs[i], err, sizeof(err))) {
+			fprintf(stderr, "mad-render: %s\n", err);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+	tpath = argv[optind];
+	if (slurp(tpath, &text, &len))
+		goto done;
+	if (mad_render(text, len, &data, &out, &rerr)) {
+		if (rerr.line) {
+			fprintf(stderr, "mad-render: %s:%d:%d: %s\n  %s\n  %*s^\n", tpath, rerr.line,
+				rerr.col, rerr.msg, rerr.text, rerr.col - 1, "");
+		} else {
+			fprintf(stderr, "mad-render: %s: %s\n", tpath, rerr.msg);
+		}
+		goto done;
+	}
+	if (!sb_cstr(&out)) {
+		fprintf(stderr, "mad-render: out of memory\n");
+		goto done;
+	}
+	if (output) {
+		rc = write_atomic(output, out.buf, out.len) ? 1 : 0;
+	} else {
+		fwrite(out.buf, 1, out.len, stdout);
+		rc = fflush(stdout) || ferror(stdout) ? 1 : 0;
+		if (rc)
+			fprintf(stderr, "mad-render: write error\n");
+	}
+done:
+	free(text);
+	free(defs);
+	sb_free(&out);
+	arena_free(a);
+	return rc;
+}

@@ -913,8 +913,8 @@ static struct node *parse_for(struct ctx *c, const struct tok *t)
 	} else {
 		n->x = parse_whole(c, b, c->xe);
 	}
-	if (n->var2 && !n->items)
-		fail(c, t->pos, "two loop variables need 'in MAP.items()'");
+	if (!n->var2 != !n->items)
+		fail(c, t->pos, "two loop variables go with 'in MAP.items()', and it with them");
 	n->body = parse_body(c, ends, &stop);
 	end_of_tag(c);
 	return n;
@@ -1532,9 +1532,8 @@ static int on_sbatch_line(const struct ctx *c)
 
 static void set_var(struct ctx *c, const char *name, struct value v, size_t pos)
 {
-	if (!c->scope) {
+	if (!c->scope)
 		c->scope = alloc(c, sizeof(*c->scope));
-	}
 	if (vdict_set(c->arena, &c->scope->vars, name, strlen(name), v))
 		fail(c, pos, "out of memory");
 }

@@ -221,7 +221,16 @@ static int load_json(struct arena *a, struct value *top, const char *file,
 			 line_of(text, len, memchr(text, '\0', len)));
 		return -1;
 	}
-	j = cJSON_ParseWithLengthOpts(text, len, &end, 1);
+	j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (j && end) { /* only white space after the value */
+		while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+			end++;
+		if (end < text + len) {
+			snprintf(err, size, "%s:%zu: text after the JSON value", file, line_of(text, len, end));
+			cJSON_Delete(j);
+			return -1;
+		}
+	}
 	if (!j) {
 		const char *at = cJSON_GetErrorPtr();
 

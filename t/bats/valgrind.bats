@@ -51,3 +51,21 @@ setup() {
 		[[ $status -ne 99 ]] || { echo "valgrind: $cmd: $output"; false; }
 	done
 }
+
+@test "mad-render: valgrind-clean on the job template, and on bad templates and data" {
+	require valgrind "the suite installs it"
+	local d=$BATS_TEST_TMPDIR
+	vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99)
+	printf '{%% if x %%}\n' >"$d/open.j2"
+	printf '{{ a | nosuch }}\n' >"$d/filter.j2"
+	printf 'a: [1,\n' >"$d/bad.yaml"
+	printf '{"a": 1.5}' >"$d/bad.json"
+	for args in "-c $MAD_SRCDIR/templates/example.yaml $MAD_SRCDIR/templates/job.sh.j2" \
+		"-c $MAD_SRCDIR/templates/example.yaml -D scheduler=spur -D fanout=array -o $d/out.sh $MAD_SRCDIR/templates/job.sh.j2" \
+		"-D x=1 $d/open.j2" "-D a=1 $d/filter.j2" "-c $d/bad.yaml $d/open.j2" "-c $d/bad.json $d/open.j2" \
+		"--bogus" "-D 1=2 $d/open.j2"; do
+		# shellcheck disable=SC2086
+		run "${vg[@]}" mad-render $args
+		[[ $status -ne 99 ]] || { echo "valgrind: mad-render $args: $output"; false; }
+	done
+}

@@ -1402,8 +1402,18 @@ static struct value eval(struct ctx *c, const struct expr *x)
 		a = eval(c, x->a);
 		defined(c, &a, x->a->pos);
 		if (x->kind == E_ATTR) {
+			static const char *const methods[] = {
+				"items", "keys", "values", "get", "pop", "popitem", "update",
+				"copy", "clear", "setdefault", "fromkeys", NULL,
+			};
 			struct value *v;
 
+			/* Jinja2 gives a map's method here, not its key: refuse the
+			 * difference rather than print something else */
+			for (size_t k = 0; a.t == V_DICT && methods[k]; k++)
+				if (x->nlen == strlen(methods[k]) && memcmp(x->name, methods[k], x->nlen) == 0)
+					fail(c, x->pos, "'.%s' of a map is a method in Jinja2: write ['%s'] for the key",
+					     methods[k], methods[k]);
 			if (a.t == V_DICT && (v = vdict_get(a.u.dict, x->name, x->nlen)))
 				return *v;
 			return v_undef(arena_strndup(c->arena, x->name, x->nlen));

@@ -209,9 +209,40 @@ oom:
 	return -1;
 }
 
+/* A number written with '.', 'e' or 'E' is a float even when its value is
+ * whole (1.0, 1e3): refused, as only integers are supported. */
+static const char *json_float(const char *text, size_t len)
+{
+	int in_string = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+
+		if (in_string) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_string = 0;
+		} else if (ch == '"') {
+			in_string = 1;
+		} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+			size_t b = i;
+
+			while (i < len && strchr("0123456789+-.eE", text[i]))
+				i++;
+			if (memchr(text + b, '.', i - b) || memchr(text + b, 'e', i - b) ||
+			    memchr(text + b, 'E', i - b))
+				return text + b;
+			i--;
+		}
+	}
+	return NULL;
+}
+
 static int load_json(struct arena *a, struct value *top, const char *file,
 		     const char *text, size_t len, char *err, size_t size)
 {
+	const char *flt;
 	const char *end = NULL;
 	cJSON *j;
 	int rc;
@@ -219,6 +250,16 @@ static int load_json(struct arena *a, struct value *top, const char *file,
 	if (memchr(text, '\0', len)) {
 		snprintf(err, size, "%s:%zu: a NUL byte", file,
 			 line_of(text, len, memchr(text, '\0', len)));
+		return -1;
+	}
+	flt = json_float(text, len);
+	if (flt) {
+		size_t n = 0;
+
+		while (flt + n < text + len && strchr("0123456789+-.eE", flt[n]))
+			n++;
+		snprintf(err, size, "%s:%zu: the number %.*s is not an integer (only integers are supported)",
+			 file, line_of(text, len, flt), (int)(n > 40 ? 40 : n), flt);
 		return -1;
 	}
 	j = cJSON_ParseWithLengthOpts(text, len, &end, 0);

@@ -582,6 +582,16 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 			y->a = x;
 			y->name = c->src + name.b;
 			y->nlen = name.e - name.b;
+			/* Jinja2 reads a name or literal right after the test as its
+			 * argument ("x is defined not in l"): refuse, as it would */
+			{
+				struct xtok arg = xpeek(c);
+
+				if ((arg.kind == X_NAME && !xis(c, arg, "else") && !xis(c, arg, "or") &&
+				     !xis(c, arg, "and")) || arg.kind == X_STR || arg.kind == X_INT ||
+				    xis(c, arg, "(") || xis(c, arg, "[") || xis(c, arg, "{"))
+					fail(c, arg.pos, "the test '%.*s' takes no arguments", (int)y->nlen, y->name);
+			}
 			x = y;
 		} else {
 			return x;
@@ -1045,8 +1055,6 @@ static long long want_int(struct ctx *c, const struct value *v, size_t pos, cons
 	defined(c, v, pos);
 	if (v->t == V_INT)
 		return v->u.i;
-	if (v->t == V_BOOL)
-		return v->u.b;
 	fail(c, pos, "%s needs integers, not a %s (convert with '| int')", what, vtype_name(v->t));
 }
 
@@ -1140,14 +1148,8 @@ static int compare(struct ctx *c, const struct expr *x, const struct value *a,
 		return !contains(c, a, b, x->pos);
 	defined(c, a, x->a->pos);
 	defined(c, b, x->b->pos);
-	if (!strncmp(x->name, "==", 2))
-		return v_equal(a, b);
-	if (!strncmp(x->name, "!=", 2))
-		return !v_equal(a, b);
-	if ((a->t == V_INT || a->t == V_BOOL) && (b->t == V_INT || b->t == V_BOOL)) {
-		long long l = a->t == V_INT ? a->u.i : a->u.b, r = b->t == V_INT ? b->u.i : b->u.b;
-
-		cmp = l < r ? -1 : l > r;
+	if (a->t == V_INT && b->t == V_INT) {
+		cmp = a->u.i < b->u.i ? -1 : a->u.i > b->u.i;
 	} else if (a->t == V_STR && b->t == V_STR) {
 		size_t n = a->u.str.len < b->u.str.len ? a->u.str.len : b->u.str.len;
 
@@ -1155,9 +1157,15 @@ static int compare(struct ctx *c, const struct expr *x, const struct value *a,
 		if (cmp == 0)
 			cmp = a->u.str.len < b->u.str.len ? -1 : a->u.str.len > b->u.str.len;
 	} else {
-		fail(c, x->pos, "cannot compare a %s with a %s (convert with '| int')",
+		/* Python would say "4" == 4 is False: in a job template that is a
+		 * bug (YAML values are strings), so it is an error */
+		fail(c, x->pos, "cannot compare a %s with a %s (only integer with integer, string with string; convert with '| int')",
 		     vtype_name(a->t), vtype_name(b->t));
 	}
+	if (x->name[0] == '=')
+		return cmp == 0;
+	if (x->name[0] == '!')
+		return cmp != 0;
 	switch (x->name[0]) {
 	case '<': return x->nlen == 2 && x->name[1] == '=' ? cmp <= 0 : cmp < 0;
 	default: return x->nlen == 2 && x->name[1] == '=' ? cmp >= 0 : cmp > 0;
@@ -1171,6 +1179,29 @@ static size_t utf8_length(const char *s, size_t len)
 	for (size_t i = 0; i < len; i++)
 		n += ((unsigned char)s[i] & 0xC0) != 0x80;
 	return n;
+}
+
+/* The bytes of the white space (as Python's str.strip() sees it) at the
+ * start (END 0) or end (END 1) of S, or 0. */
+static size_t py_space(const char *s, size_t len, int end)
+{
+	static const char *const wide[] = {
+		"\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81",
+		"\xe2\x80\x82", "\xe2\x80\x83", "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86",
+		"\xe2\x80\x87", "\xe2\x80\x88", "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8",
+		"\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80", NULL,
+	};
+	unsigned char ch = (unsigned char)(end ? s[len - 1] : s[0]);
+
+	if (is_space((char)ch) || (ch >= 0x1c && ch <= 0x1f))
+		return 1;
+	for (size_t k = 0; wide[k]; k++) {
+		size_t n = strlen(wide[k]);
+
+		if (n <= len && memcmp(end ? s + len - n : s, wide[k], n) == 0)
+			return n;
+	}
+	return 0;
 }
 
 static int ascii_only(const char *s, size_t len)
@@ -1206,15 +1237,13 @@ static struct value filter(struct ctx *c, const struct expr *x)
 	}
 	defined(c, &v, x->a->pos);
 	if (IS("int")) {
-		long long i = 0;
+		unsigned long long u = 0;
 		size_t k = 0;
 		int neg = 0;
 
 		ARGS(0, 0);
 		if (v.t == V_INT)
 			return v;
-		if (v.t == V_BOOL)
-			return v_int(v.u.b);
 		if (v.t != V_STR)
 			fail(c, x->pos, "'| int' needs a string of digits, not a %s", vtype_name(v.t));
 		s = v.u.str.s;
@@ -1226,10 +1255,14 @@ static struct value filter(struct ctx *c, const struct expr *x)
 		for (; k < len; k++) {
 			if (!isdigit((unsigned char)s[k]))
 				fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)(len > 64 ? 64 : len), s);
-			if (__builtin_mul_overflow(i, 10, &i) || __builtin_add_overflow(i, s[k] - '0', &i))
-				fail(c, x->pos, "'| int': '%.*s' is too large", (int)(len > 64 ? 64 : len), s);
+			if (u > (~0ULL - 9) / 10)
+				u = ~0ULL; /* saturates: too large below */
+			else
+				u = u * 10 + (unsigned long long)(s[k] - '0');
 		}
-		return v_int(neg ? -i : i);
+		if (u > (unsigned long long)__LONG_LONG_MAX__ + (unsigned long long)neg)
+			fail(c, x->pos, "'| int': '%.*s' is too large", (int)(len > 64 ? 64 : len), s);
+		return v_int(neg ? (long long)(0 - u) : (long long)u);
 	}
 	if (IS("string")) {
 		ARGS(0, 0);
@@ -1243,10 +1276,12 @@ static struct value filter(struct ctx *c, const struct expr *x)
 		s = v.u.str.s;
 		len = v.u.str.len;
 		if (IS("trim")) {
-			while (len && is_space(*s))
-				s++, len--;
-			while (len && is_space(s[len - 1]))
-				len--;
+			size_t w;
+
+			while (len && (w = py_space(s, len, 0)))
+				s += w, len -= w;
+			while (len && (w = py_space(s, len, 1)))
+				len -= w;
 			return v_str_ref(s, len);
 		}
 		if (!ascii_only(s, len))
@@ -1350,6 +1385,8 @@ static struct value filter(struct ctx *c, const struct expr *x)
 	}
 	if (IS("raw")) {
 		ARGS(0, 0);
+		if (v.t != V_STR && v.t != V_INT)
+			fail(c, x->pos, "'| raw' takes a string or an integer, not a %s", vtype_name(v.t));
 		s = str_of(c, &v, &len, x->pos);
 		v = v_str_ref(s, len);
 		v.raw = 1;
@@ -1431,7 +1468,7 @@ static struct value eval(struct ctx *c, const struct expr *x)
 			if (i < 0)
 				i += n;
 			if (i < 0 || i >= n)
-				fail(c, x->pos, "index %lld is out of range (the list has %lld items)", b.u.i, n);
+				return v_undef("list item"); /* Jinja2: undefined, not an error yet */
 			return a.u.list->item[i];
 		}
 		fail(c, x->pos, "cannot index a %s with a %s", vtype_name(a.t), vtype_name(b.t));

@@ -93,7 +93,7 @@ setup() {
 	printf '{"a": 1.5}' >"$BATS_TEST_TMPDIR/bad.json"
 	run mad-render -c "$BATS_TEST_TMPDIR/bad.json" "$tpl"
 	assert_failure 1
-	assert_output --partial "bad.json: the number 1.5 is not an integer"
+	assert_output --partial "bad.json:1: the number 1.5 is not an integer"
 	printf '{"a": [1,}' >"$BATS_TEST_TMPDIR/bad2.json"
 	run mad-render -c "$BATS_TEST_TMPDIR/bad2.json" "$tpl"
 	assert_failure 1

@@ -1,8 +1,8 @@
 /* dataload.c: see dataload.h. */
 #include "dataload.h"
+#include "shquote.h"
 
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -310,16 +310,6 @@ int mad_data_load(struct arena *a, struct value *data, const char *file,
 	return 0;
 }
 
-static int is_name(const char *s, size_t n)
-{
-	if (!n || isdigit((unsigned char)*s))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-			return 0;
-	return 1;
-}
-
 int mad_data_define(struct arena *a, struct value *data, const char *def,
 		    char *err, size_t size)
 {
@@ -335,7 +325,7 @@ int mad_data_define(struct arena *a, struct value *data, const char *def,
 		size_t n = (size_t)((dot ? dot : eq) - p);
 		struct value *next;
 
-		if (!is_name(p, n)) {
+		if (!shell_name_ok(p, n)) {
 			snprintf(err, size, "-D '%.*s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
 				 (int)(eq - def), def, (int)n, p);
 			return -1;

@@ -1,5 +1,6 @@
 /* plugstack.c: see plugstack.h. */
 #include "plugstack.h"
+#include "strbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,8 +16,8 @@ static int read_whole(const char *path, char **text, size_t *len, char *err,
 		      size_t size)
 {
 	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
 
 	if (!f) {
 		if (errno == ENOENT || errno == ENOTDIR)
@@ -24,24 +25,16 @@ static int read_whole(const char *path, char **text, size_t *len, char *err,
 		snprintf(err, size, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	buf = malloc(FILE_MAX + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, size, "out of memory reading '%s'", path);
-		return -1;
-	}
-	n = fread(buf, 1, FILE_MAX + 1, f);
-	if (ferror(f) || n > FILE_MAX) {
-		snprintf(err, size, "cannot read '%s': %s", path,
-			 n > FILE_MAX ? "larger than 1 MiB" : strerror(errno));
-		fclose(f);
-		free(buf);
-		return -1;
-	}
+	rc = sb_read(&sb, f, FILE_MAX);
 	fclose(f);
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
+	if (rc || !sb_cstr(&sb)) {
+		snprintf(err, size, "cannot read '%s': %s", path,
+			 rc == -2 ? "larger than 1 MiB" : strerror(errno));
+		sb_free(&sb);
+		return -1;
+	}
+	*text = (char *)sb_cstr(&sb);
+	*len = sb.len;
 	return 1;
 }
 

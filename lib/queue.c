@@ -1,5 +1,6 @@
 /* queue.c: see queue.h. */
 #include "queue.h"
+#include "clock.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -151,15 +152,6 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 	return skipped;
 }
 
-/* CLOCK_MONOTONIC in seconds. */
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 		  char *err, size_t size)
 {
@@ -167,7 +159,7 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 }, status = 0, rc = -1, open_fds = 2;
 	posix_spawn_file_actions_t fa;
 	pid_t pid = -1;
-	double deadline = mono() + timeout;
+	double deadline = mad_monotonic() + timeout;
 	char *argv[10];
 
 	for (size_t i = 0; i < n; i++) {
@@ -211,7 +203,7 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 	rc = -1;
 	while (open_fds) {
 		struct pollfd pf[2] = { { opipe[0], POLLIN, 0 }, { epipe[0], POLLIN, 0 } };
-		double left = deadline - mono();
+		double left = deadline - mad_monotonic();
 		char buf[65536];
 
 		if (left <= 0) {

@@ -1,5 +1,6 @@
 /* rendezvous.c: see rendezvous.h. */
 #include "rendezvous.h"
+#include "clock.h"
 #include "strbuf.h"
 
 #include <dirent.h>
@@ -174,18 +175,10 @@ int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
 	return 1;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
 		  struct mad_rdzv *r, char *err, size_t size)
 {
-	double start = now(), delay = 0.02, waited;
+	double start = mad_monotonic(), delay = 0.02, waited;
 	char last[256] = "no record";
 
 	for (;;) {
@@ -199,7 +192,7 @@ int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
 			return 0;
 		if (rc == 1)
 			snprintf(last, sizeof(last), "a record of another job (%ld)", r->job_id);
-		waited = now() - start;
+		waited = mad_monotonic() - start;
 		if (waited >= (double)timeout)
 			break;
 		{
@@ -215,6 +208,6 @@ int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
 	}
 	snprintf(err, size,
 		 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/" RECORD "' and found %s; is rank 0 running? (squeue -j %ld)",
-		 rank, now() - start, timeout, job_dir, last, job_id);
+		 rank, mad_monotonic() - start, timeout, job_dir, last, job_id);
 	return -1;
 }

@@ -35,3 +35,14 @@ int shell_quote(struct strbuf *out, const char *s, size_t len)
 	sb_addc(out, '\'');
 	return 0;
 }
+
+int shell_name_ok(const char *s, size_t len)
+{
+	if (!len || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return 1;
+}

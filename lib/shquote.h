@@ -13,4 +13,8 @@ struct strbuf;
  * (nothing appended) when S holds a NUL byte, which no shell word can. */
 int shell_quote(struct strbuf *out, const char *s, size_t len);
 
+/* Whether S (LEN bytes) is a shell variable name, [A-Za-z_][A-Za-z0-9_]*:
+ * names are checked, never quoted. */
+int shell_name_ok(const char *s, size_t len);
+
 #endif

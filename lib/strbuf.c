@@ -1,6 +1,7 @@
 /* strbuf.c: see strbuf.h. */
 #include "strbuf.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,4 +96,21 @@ void sb_free(struct strbuf *sb)
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
 	sb->failed = 0;
+}
+
+int sb_read(struct strbuf *sb, FILE *f, size_t max)
+{
+	char chunk[65536];
+	size_t n, start = sb->len;
+
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (n > max - (sb->len - start))
+			return -2;
+		sb_add(sb, chunk, n);
+		if (sb->failed) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	return ferror(f) ? -1 : 0;
 }

@@ -4,6 +4,7 @@
 #define MAD_STRBUF_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct strbuf {
@@ -23,6 +24,9 @@ void sb_addu64(struct strbuf *sb, uint64_t num, unsigned width);
 /* The contents as a C string ("" when empty), or NULL after a failure. */
 const char *sb_cstr(struct strbuf *sb);
 void sb_reset(struct strbuf *sb);
+/* Appends everything F holds, at most MAX bytes: 0, -1 on a read error
+ * or out of memory (errno says which), -2 when F holds more than MAX. */
+int sb_read(struct strbuf *sb, FILE *f, size_t max);
 void sb_free(struct strbuf *sb);
 
 /* Writes NUM zero-padded to WIDTH into OUT (room for 20 + WIDTH bytes),

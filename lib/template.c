@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define DEPTH_MAX 200
+#define EXPR_DEPTH_MAX 1000
 #define OUTPUT_MAX ((size_t)64 << 20)
 #define ITERATIONS_MAX 10000000L
 
@@ -35,6 +36,7 @@ struct expr {
 	struct expr **args;        /* E_LIST items, E_FILTER arguments */
 	size_t nargs;
 	int negate;                /* E_TEST "is not" */
+	int depth;                 /* of the tree below: evaluation recurses that deep */
 	struct expr *chain;        /* E_COMPARE: the next comparison (b op chain->b) */
 };
 
@@ -369,6 +371,26 @@ static struct expr *new_expr(struct ctx *c, enum ekind kind, size_t pos)
 
 static struct expr *parse_expr(struct ctx *c);
 
+/* Records how deep X's tree is.  Loops build long chains ("1+1+...",
+ * "a.b.b...", "x|trim|trim...") without recursing in the parser, but the
+ * evaluator recurses along them: refuse them before the stack does. */
+static struct expr *nest(struct ctx *c, struct expr *x)
+{
+	int d = 0;
+
+	if (x->a && x->a->depth > d)
+		d = x->a->depth;
+	if (x->b && x->b->depth > d)
+		d = x->b->depth;
+	for (size_t i = 0; i < x->nargs; i++)
+		if (x->args[i]->depth > d)
+			d = x->args[i]->depth;
+	x->depth = d + 1;
+	if (x->depth > EXPR_DEPTH_MAX)
+		fail(c, x->pos, "an expression nested deeper than %d", EXPR_DEPTH_MAX);
+	return x;
+}
+
 static void enter(struct ctx *c, size_t pos)
 {
 	if (++c->depth > DEPTH_MAX)
@@ -474,7 +496,7 @@ static struct expr *parse_primary(struct ctx *c)
 					break;
 				}
 			}
-			return x;
+			return nest(c, x);
 		}
 		if (xis(c, t, "{"))
 			fail(c, t.pos, "map literals are not supported");
@@ -504,7 +526,7 @@ static struct expr *parse_postfix(struct ctx *c, struct expr *x)
 			if (xis(c, xpeek(c), "("))
 				fail(c, xpeek(c).pos, "calling '%.*s' is not supported (only 'for k, v in m.items()')",
 				     (int)y->nlen, y->name);
-			x = y;
+			x = nest(c, y);
 		} else if (xis(c, t, "[")) {
 			xnext(c);
 			if (xis(c, xpeek(c), ":"))
@@ -515,7 +537,7 @@ static struct expr *parse_postfix(struct ctx *c, struct expr *x)
 			if (xis(c, xpeek(c), ":"))
 				fail(c, xpeek(c).pos, "slices are not supported");
 			xexpect(c, "]");
-			x = y;
+			x = nest(c, y);
 		} else if (xis(c, t, "(")) {
 			fail(c, t.pos, "calls are not supported");
 		} else {
@@ -569,7 +591,7 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 					}
 				}
 			}
-			x = y;
+			x = nest(c, y);
 		} else if (xis(c, t, "is")) {
 			struct xtok name;
 
@@ -592,7 +614,7 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 				    xis(c, arg, "(") || xis(c, arg, "[") || xis(c, arg, "{"))
 					fail(c, arg.pos, "the test '%.*s' takes no arguments", (int)y->nlen, y->name);
 			}
-			x = y;
+			x = nest(c, y);
 		} else {
 			return x;
 		}
@@ -609,6 +631,7 @@ static struct expr *parse_unary(struct ctx *c, int with_filter)
 		xnext(c);
 		x = new_expr(c, xis(c, t, "-") ? E_NEG : E_POS, t.pos);
 		x->a = parse_unary(c, 0);
+		nest(c, x);
 	} else {
 		x = parse_primary(c);
 	}
@@ -628,7 +651,7 @@ static struct expr *binary(struct ctx *c, enum ekind kind, struct xtok op,
 	x->nlen = op.e - op.b;
 	x->a = a;
 	x->b = b;
-	return x;
+	return a && b ? nest(c, x) : x;
 }
 
 static struct expr *parse_pow(struct ctx *c)
@@ -726,6 +749,7 @@ static struct expr *parse_compare(struct ctx *c)
 		}
 		y->a = last ? last->b : x;
 		y->b = parse_math1(c);
+		nest(c, y);
 		if (last)
 			last->chain = y;
 		else
@@ -745,7 +769,7 @@ static struct expr *parse_not(struct ctx *c)
 		enter(c, t.pos);
 		x->a = parse_not(c);
 		c->depth--;
-		return x;
+		return nest(c, x);
 	}
 	return parse_compare(c);
 }
@@ -1409,13 +1433,9 @@ static struct value filter(struct ctx *c, const struct expr *x)
 	if (IS("envname")) {
 		ARGS(0, 0);
 		s = str_of(c, &v, &len, x->pos);
-		if (!len || isdigit((unsigned char)s[0]))
+		if (!shell_name_ok(s, len))
 			fail(c, x->pos, "'| envname': '%.*s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
 			     (int)(len > 64 ? 64 : len), s);
-		for (size_t k = 0; k < len; k++)
-			if (!isalnum((unsigned char)s[k]) && s[k] != '_')
-				fail(c, x->pos, "'| envname': '%.*s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
-				     (int)(len > 64 ? 64 : len), s);
 		v = v_str_ref(s, len);
 		v.raw = 1;
 		return v;

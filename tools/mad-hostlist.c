@@ -106,16 +106,6 @@ static int unescape_sep(char *sep, size_t *len)
 	return 0;
 }
 
-static int read_all(FILE *f, struct strbuf *sb)
-{
-	char chunk[65536];
-	size_t n;
-
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		sb_add(sb, chunk, n);
-	return ferror(f) || sb->failed ? -1 : 0;
-}
-
 /* Gathers the input text and says where it came from, for messages. */
 static int gather_input(char **args, int nargs, struct strbuf *in,
 			const char **source)
@@ -150,7 +140,7 @@ static int gather_input(char **args, int nargs, struct strbuf *in,
 		if (i)
 			sb_addc(in, ',');
 		if (strcmp(args[i], "-") == 0) {
-			if (read_all(stdin, in)) {
+			if (sb_read(in, stdin, SIZE_MAX)) {
 				fprintf(stderr, "mad-hostlist: cannot read standard input: %s\n",
 					strerror(errno));
 				return EXIT_IO;

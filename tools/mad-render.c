@@ -29,57 +29,30 @@ static const char usage[] =
 	"  -o, --output FILE    write FILE atomically instead of stdout\n"
 	"  -h, --help, -V, --version\n";
 
-/* Reads PATH ("-": stdin) whole into *BUF. */
+/* Reads PATH ("-": stdin) whole into *BUF (NUL-terminated, malloc'd). */
 static int slurp(const char *path, char **buf, size_t *len)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
-	size_t cap = 65536, n = 0;
-	char *b;
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
 
 	if (!f) {
 		fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
 		return -1;
 	}
-	b = malloc(cap);
-	while (b) {
-		size_t r = fread(b + n, 1, cap - n, f);
-
-		n += r;
-		if (n < cap)
-			break;
-		if (cap >= INPUT_MAX) {
-			fprintf(stderr, "mad-render: '%s' is larger than %u MiB\n", path, INPUT_MAX >> 20);
-			free(b);
-			b = NULL;
-			n = 0;
-			break;
-		}
-		{
-			char *nb = realloc(b, cap * 2);
-
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-	}
-	if (b && ferror(f)) {
-		fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
-		free(b);
-		b = NULL;
-	}
+	rc = sb_read(&sb, f, INPUT_MAX);
 	if (f != stdin)
 		fclose(f);
-	if (!b) {
-		if (n == 0 && errno == ENOMEM)
-			fprintf(stderr, "mad-render: out of memory reading '%s'\n", path);
+	if (rc || !sb_cstr(&sb)) {
+		if (rc == -2)
+			fprintf(stderr, "mad-render: '%s' is larger than %u MiB\n", path, INPUT_MAX >> 20);
+		else
+			fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
+		sb_free(&sb);
 		return -1;
 	}
-	*buf = b;
-	*len = n;
+	*buf = (char *)sb_cstr(&sb);
+	*len = sb.len;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  * all jobs.  Always bounded by a timeout; Ctrl-C leaves the jobs alone. */
 #include "config.h"
 
+#include "clock.h"
 #include "follow.h"
 #include "plugstack.h"
 #include "queue.h"
@@ -67,14 +68,6 @@ static volatile sig_atomic_t got_signal;
 static void on_signal(int sig)
 {
 	got_signal = sig;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* "90", "90s", "5m", "2h", "1d", "1.5h": seconds, or -1. */
@@ -518,7 +511,7 @@ int main(int argc, char **argv)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	watch_init(&w, c.run_dir, n);
 
-	start = mono();
+	start = mad_monotonic();
 	default_timeout = c.timeout < 0;
 	deadline = start + (default_timeout ? DAY : c.timeout);
 	/* The first squeue a little later: markers often answer first, and a
@@ -526,7 +519,7 @@ int main(int argc, char **argv)
 	next_queue = start + fmin(c.interval, 10);
 	guard_interval = c.interval / 1.5;
 	for (;;) {
-		double now = mono(), wait;
+		double now = mad_monotonic(), wait;
 		int decided = 0, failed = 0;
 
 		if (got_signal) {
@@ -592,7 +585,7 @@ int main(int argc, char **argv)
 				double latest = start;
 				int unlimited = 0;
 
-				now = mono();
+				now = mad_monotonic();
 				unknown_since = 0;
 				backoff = 2;
 				for (int i = 0, e = 0; i < n; i++) {
@@ -615,7 +608,7 @@ int main(int argc, char **argv)
 				guard_interval = fmin(guard_interval * 1.5, 4 * c.interval);
 				next_queue = now + (confirming ? fmin(c.interval, 5) : jitter(guard_interval));
 			} else if (k) {
-				now = mono();
+				now = mad_monotonic();
 				if (!unknown_since)
 					unknown_since = now;
 				if (!c.quiet)
@@ -632,17 +625,17 @@ int main(int argc, char **argv)
 			}
 		}
 		progress(&c, jobs, n, now - start, tty, 0);
-		wait = fmin(fmin(next_scan, next_queue), deadline) - mono();
+		wait = fmin(fmin(next_scan, next_queue), deadline) - mad_monotonic();
 		woke = watch_sleep(&w, wait);
 	}
 done:
 	follow_poll(&c, &fl, jobs, n, 1);
-	progress(&c, jobs, n, mono() - start, tty, 1);
+	progress(&c, jobs, n, mad_monotonic() - start, tty, 1);
 	if (code == WAIT_UNKNOWN || code >= WAIT_INTERRUPTED)
 		for (int i = 0; i < n; i++)
 			if (jobs[i].verdict == WAIT_PENDING)
 				snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
-	report(&c, jobs, n, code, mono() - start, squeue_calls, why);
+	report(&c, jobs, n, code, mad_monotonic() - start, squeue_calls, why);
 	for (long k = 0; k < fl.nfiles; k++)
 		mad_follow_close(&fl.files[k]);
 	free(fl.files);

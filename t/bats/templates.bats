@@ -109,3 +109,18 @@ setup() {
 	assert_failure 1
 	assert_output --partial "cannot read"
 }
+
+@test "very long or deep expressions: a clear error, no crash" {
+	for expr in "1$(printf '+1%.0s' $(seq 5000))" "a$(printf '.b%.0s' $(seq 5000))" \
+		"x$(printf '|trim%.0s' $(seq 5000))" "$(printf -- '-%.0s' $(seq 5000))1" \
+		"$(printf '[%.0s' $(seq 5000))1$(printf ']%.0s' $(seq 5000))"; do
+		printf '{{ %s }}\n' "$expr" >"$BATS_TEST_TMPDIR/deep.j2"
+		run mad-render -D a=1 -D x=1 "$BATS_TEST_TMPDIR/deep.j2"
+		assert_failure 1
+		assert_output --regexp 'deep.j2:1:[0-9]+: (an expression )?nested deeper than'
+	done
+	printf '{{ 1%s }}\n' "$(printf '+1%.0s' $(seq 900))" >"$BATS_TEST_TMPDIR/ok.j2"
+	run mad-render "$BATS_TEST_TMPDIR/ok.j2"
+	assert_success
+	assert_output 901
+}

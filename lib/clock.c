@@ -1,0 +1,12 @@
+/* clock.c: see clock.h. */
+#include "clock.h"
+
+#include <time.h>
+
+double mad_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

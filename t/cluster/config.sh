@@ -123,17 +123,42 @@ mad_daemon() {
     )
 }
 
-# Starts the slurmd of node nK (also used to bring one back in tests).
+# Starts the slurmd of node nK (also used to bring one back in tests). As root each node
+# also gets a mount namespace of its own in which $MAD_CLUSTER_DIR/etc/hosts.nK is bound over
+# /etc/hosts: the node (its slurmd, steps and jobs) resolves the cluster's names there, so two
+# clusters with the same node names never see each other's, the machine's /etc/hosts is never
+# written, and a test can give one node a hosts view of its own (edit the file in place).
 mad_start_slurmd() {
-    local k=$1
+    local k=$1 hosts=$MAD_CLUSTER_DIR/etc/hosts.n$1
+    # shellcheck disable=SC2016 # $1 and $2 are expanded by the inner sh
+    local boot='mount --bind "$2" /etc/hosts && hostname "$1" && exec slurmd -N "$1"'
     if [[ $MAD_CLUSTER_MODE == netns ]]; then
         # Not `ip netns exec`: it remounts /sys, and slurmd, finding no cgroup filesystem
         # there, refuses to start. nsenter changes only the network; unshare gives the node
-        # its own host name.
-        # shellcheck disable=SC2016 # $1 is expanded by the inner sh
-        mad_daemon nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n$k" unshare --uts \
-            sh -c 'hostname "$1" && exec slurmd -N "$1"' sh "n$k"
+        # its own host name and mounts.
+        mad_daemon nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n$k" \
+            unshare --uts --mount --propagation private sh -c "$boot" sh "n$k" "$hosts"
+    elif [[ $(id -u) == 0 ]]; then
+        # shellcheck disable=SC2016
+        mad_daemon unshare --mount --propagation private \
+            sh -c 'mount --bind "$2" /etc/hosts && exec slurmd -N "$1"' sh "n$k" "$hosts"
     else
         mad_daemon slurmd -N "n$k"
     fi >>"$MAD_CLUSTER_DIR/log/slurmd-n$k.stderr" 2>&1
+}
+
+# Writes the hosts view of every node: the machine's /etc/hosts without lines of ours (an
+# older harness wrote them there), then the cluster's names.
+mad_write_hosts_views() {
+    local k j base
+    base=$(awk -v m=" $mad_hosts_marker" 'substr($0, length($0) - length(m) + 1) != m' /etc/hosts)
+    for ((k = 1; k <= MAD_CLUSTER_NODES; k++)); do
+        {
+            printf '%s\n' "$base"
+            for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
+                echo "$(mad_node_addr "$j") n$j $mad_hosts_marker"
+            done
+        } >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
+        chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"
+    done
 }

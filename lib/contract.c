@@ -459,10 +459,11 @@ int mad_contract_export(const struct mad_options *o,
 	if (*c->master_addr)
 		rc |= set(ctx, "MASTER_ADDR", c->master_addr, c->addr_from);
 	rc |= set(ctx, "MASTER_PORT", num[6], c->port_from);
-	/* the user's own MASTER_PORT must reach this job's srun steps, whose
-	 * environment then comes from inside a mad job */
-	if (o->source[OPT_MASTER_PORT] == SRC_USER)
-		rc |= set(ctx, "MAD_MASTER_PORT", num[6], "user");
+	/* The port option, for this job's srun steps, whose environment then
+	 * comes from inside a mad job: the user's own MASTER_PORT must reach
+	 * them, and a parent job's (inherited by a nested job) must not. */
+	rc |= set(ctx, "MAD_MASTER_PORT", o->value[OPT_MASTER_PORT],
+		  option_source(o, OPT_MASTER_PORT));
 	if (c->gpus >= 0)
 		rc |= set(ctx, "MAD_GPUS_PER_NODE", num[8], c->gpus_from);
 	rc |= set(ctx, "MAD_NPROC_PER_NODE", num[9], c->nproc_from);

@@ -6,7 +6,7 @@
 # table in lib.sh), then runs spur's SPANK host, which runs the script.
 # shellcheck disable=SC2154 # spur_lib, spur_id, tasks, ... come from the lines above
 set -uo pipefail
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$spur_lib"
 export SPUR_EMU_VERSION=$spur_gen
 scontrol=$(spur_real scontrol) || exit 1

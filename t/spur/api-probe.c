@@ -8,15 +8,8 @@
 #include <stdio.h>
 #include <stddef.h>
 
-typedef struct spank_handle *spank_t;
-int spank_getenv(spank_t sp, const char *var, char *buf, int len);
-int spank_setenv(spank_t sp, const char *var, const char *val, int overwrite);
-int spank_unsetenv(spank_t sp, const char *var);
-int spank_get_item(spank_t sp, int item, ...);
-int spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite);
-int spank_job_control_getenv(spank_t sp, const char *var, char *buf, int len);
-int spank_job_control_unsetenv(spank_t sp, const char *var);
-const char *spank_strerror(int err);
+#include "spur-spank.h"
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av);
 
 static void put(spank_t sp, const char *name, int rc)

@@ -23,23 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct spank_handle *spank_t;
-
-int spank_getenv(spank_t sp, const char *var, char *buf, int len);
-int spank_setenv(spank_t sp, const char *var, const char *val, int overwrite);
-int spank_unsetenv(spank_t sp, const char *var);
-int spank_get_item(spank_t sp, int item, ...);
-int spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite);
-int spank_job_control_getenv(spank_t sp, const char *var, char *buf, int len);
-int spank_job_control_unsetenv(spank_t sp, const char *var);
-const char *spank_strerror(int err);
-void slurm_error(const char *fmt, ...);
-void slurm_info(const char *fmt, ...);
-void slurm_verbose(const char *fmt, ...);
-void slurm_debug(const char *fmt, ...);
-void slurm_debug2(const char *fmt, ...);
-void slurm_debug3(const char *fmt, ...);
-void slurm_spank_log(const char *fmt, ...);
 
 enum { SP_SUCCESS = 0, SP_ERROR = 1, SP_BAD_ARG = 2, SP_NOT_TASK = 3,
        SP_ENV_EXISTS = 4, SP_ENV_NOEXIST = 5, SP_NOSPACE = 6, SP_NOT_REMOTE = 7,

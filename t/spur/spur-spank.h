@@ -18,6 +18,25 @@ struct spank_handle {
 	uint32_t job_id, uid, gid;
 };
 
+/* The 15 functions spurd exports (crates/spurd/build.rs), for the host and for plugins. */
+typedef struct spank_handle *spank_t;
+
+int spank_getenv(spank_t sp, const char *var, char *buf, int len);
+int spank_setenv(spank_t sp, const char *var, const char *val, int overwrite);
+int spank_unsetenv(spank_t sp, const char *var);
+int spank_get_item(spank_t sp, int item, ...);
+int spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite);
+int spank_job_control_getenv(spank_t sp, const char *var, char *buf, int len);
+int spank_job_control_unsetenv(spank_t sp, const char *var);
+const char *spank_strerror(int err);
+void slurm_error(const char *fmt, ...);
+void slurm_info(const char *fmt, ...);
+void slurm_verbose(const char *fmt, ...);
+void slurm_debug(const char *fmt, ...);
+void slurm_debug2(const char *fmt, ...);
+void slurm_debug3(const char *fmt, ...);
+void slurm_spank_log(const char *fmt, ...);
+
 /* Seeds SP with NAME=VALUE strings (entries without '=' are skipped); the job id comes
  * from SLURM_JOB_ID, uid and gid from the process. */
 void spur_handle_seed(struct spank_handle *sp, char **vars, int n);

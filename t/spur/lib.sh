@@ -14,6 +14,7 @@ spur_fact_table() {
 	cat <<'TABLE'
 # fact                  0.8        0.12       source
 rank_world_size         multinode  never      0.8: crates/spurd/src/agent_server.rs@v0.8.0 launch_job sets RANK=node rank, WORLD_SIZE=peer count when >1 peer; 0.12: spur #783, fixed by #793 (merged 2026-09-02; its source is not stored, we followed the issue thread): RANK/WORLD_SIZE are no longer injected
+gpu_deny_zero_gpu       no         yes        0.12: crates/spurd/src/agent_server.rs@4cc3da8 maybe_deny_gpu_env + crates/spur-core/src/task_launch.rs gpu_deny_visibility (#648): a job without GPUs gets ROCR/HIP/CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK = -1, NVIDIA_VISIBLE_DEVICES=void, SPUR_JOB_GPUS empty; absent at v0.8.0
 root_jobs               allowed    refused    0.12: crates/spurd/src/privdrop.rs@4cc3da8 check_root_execution_allowed with [auth] allow_root_jobs = false (crates/spur-core/src/config.rs, #637); v0.8.0 has no such check
 squeue_own_jobs_only    no         yes        0.12: crates/spurctld/src/server.rs@4cc3da8 get_jobs calls authoritative_user (an identified caller sees only its own jobs), crates/spur-cli/src/authclient.rs; v0.8.0 has no auth on get_jobs
 squeue_nodelist_flag    no         yes        0.12: crates/spur-cli/src/squeue.rs@4cc3da8 -w/--nodelist (#628); absent at v0.8.0
@@ -214,6 +215,14 @@ spur_launch_env() {
 			spur_put WORLD_SIZE "${#nodes[@]}"
 			spur_put RANK "$node_rank"
 		fi
+	fi
+	# the test cluster has no GPUs: every job is a zero-GPU job
+	if [[ $(spur_fact gpu_deny_zero_gpu) == yes ]]; then
+		for v in ROCR_VISIBLE_DEVICES HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ZE_AFFINITY_MASK; do
+			spur_put "$v" -1
+		done
+		spur_put NVIDIA_VISIBLE_DEVICES void
+		spur_put SPUR_JOB_GPUS ''
 	fi
 	# crates/spurd/src/executor.rs: thread limits from the node's CPUs, before SPANK runs
 	for v in OMP_NUM_THREADS MKL_NUM_THREADS OPENBLAS_NUM_THREADS VECLIB_MAXIMUM_THREADS NUMEXPR_NUM_THREADS; do

@@ -287,9 +287,12 @@ static int run_one(char **vars, int nvars, char **cmd)
 
 /* ------------------------------------------------------------- many jobs */
 
+/* spurd's worker threads: started once, they run each round's jobs as they come. */
 struct pool {
 	pthread_mutex_t lock;
+	pthread_cond_t work, done;
 	int next, last;          /* jobs next..last-1 are still to run */
+	int round, busy, stop;
 	int nextra;
 	char **extra;
 	uint64_t *sum;           /* each job's env, hashed */
@@ -379,10 +382,9 @@ static uint64_t run_generated(int i, char **extra, int nextra)
 	return ok ? (h ? h : 1) : 0;
 }
 
-static void *worker(void *arg)
+/* Runs the current round's jobs until none is left. */
+static void drain(struct pool *p)
 {
-	struct pool *p = arg;
-
 	for (;;) {
 		int i;
 		uint64_t h;
@@ -391,7 +393,7 @@ static void *worker(void *arg)
 		i = p->next < p->last ? p->next++ : -1;
 		pthread_mutex_unlock(&p->lock);
 		if (i < 0)
-			return NULL;
+			return;
 		h = run_generated(i, p->extra, p->nextra);
 		pthread_mutex_lock(&p->lock);
 		p->sum[i] = h;
@@ -400,25 +402,46 @@ static void *worker(void *arg)
 	}
 }
 
-/* Runs jobs FROM..TO-1, K at a time. */
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	int seen = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		while (p->round == seen && !p->stop)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		seen = p->round;
+		pthread_mutex_unlock(&p->lock);
+		drain(p);
+		pthread_mutex_lock(&p->lock);
+		if (--p->busy == 0)
+			pthread_cond_signal(&p->done);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* Runs jobs FROM..TO-1 on the K workers (K <= 1: on this thread). */
 static void run_round(struct pool *p, int from, int to, int k)
 {
-	pthread_t t[256];
-	int i;
-
+	pthread_mutex_lock(&p->lock);
 	p->next = from;
 	p->last = to;
 	if (k <= 1) {
-		worker(p);
+		pthread_mutex_unlock(&p->lock);
+		drain(p);
 		return;
 	}
-	for (i = 0; i < k; i++)
-		if (pthread_create(&t[i], NULL, worker, p)) {
-			fprintf(stderr, "spank-host: cannot start a thread\n");
-			exit(2);
-		}
-	for (i = 0; i < k; i++)
-		pthread_join(t[i], NULL);
+	p->busy = k;
+	p->round++;
+	pthread_cond_broadcast(&p->work);
+	while (p->busy)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
 }
 
 static long rss_kb(void)
@@ -456,14 +479,22 @@ static int run_many(int jobs, int k, char **extra, int nextra)
 	int warm = jobs / 4 > k ? jobs / 4 : k < jobs ? k : jobs, mid = warm + (jobs - warm) / 2;
 	int again = jobs < 16 ? jobs : 16, i, differ = 0, fd0, fd1, fd2;
 	long rss0, rss1, rss2;
+	pthread_t threads[256];
 
 	memset(&p, 0, sizeof(p));
 	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.work, NULL);
+	pthread_cond_init(&p.done, NULL);
 	p.extra = extra;
 	p.nextra = nextra;
 	p.sum = calloc((size_t)jobs, sizeof(*p.sum));
 	if (!p.sum)
 		return 2;
+	for (i = 0; k > 1 && i < k; i++)
+		if (pthread_create(&threads[i], NULL, worker, &p)) {
+			fprintf(stderr, "spank-host: cannot start a thread\n");
+			exit(2);
+		}
 	/* the first quarter warms up what is allocated once (malloc arenas and thread caches,
 	 * the resolver); then two equal rounds: what one job leaks grows from one to the next */
 	run_round(&p, 0, warm, k);
@@ -484,7 +515,15 @@ static int run_many(int jobs, int k, char **extra, int nextra)
 	printf("%d jobs, %d at a time, %d plugin%s loaded once: %d with a wrong env, %d of %d different when run again; rss %ld kB -> %ld kB -> %ld kB; fds %d -> %d -> %d\n",
 	       jobs, k < 1 ? 1 : k, nplugins, nplugins == 1 ? "" : "s", p.wrong, differ, again,
 	       rss0, rss1, rss2, fd0, fd1, fd2);
+	pthread_mutex_lock(&p.lock);
+	p.stop = 1;
+	pthread_cond_broadcast(&p.work);
+	pthread_mutex_unlock(&p.lock);
+	for (i = 0; k > 1 && i < k; i++)
+		pthread_join(threads[i], NULL);
 	free(p.sum);
+	pthread_cond_destroy(&p.work);
+	pthread_cond_destroy(&p.done);
 	pthread_mutex_destroy(&p.lock);
 	return p.wrong || differ ? 1 : 0;
 }

@@ -124,6 +124,14 @@ submit() {
 		grep -qx 'A=1 B=unset' "exp-$b.out"
 		grep -qx 'A=unset HOME=/root' "exp-$c.out" # nothing exported: spurd's HOME shows through
 		grep -qx 'A=unset MAD_MODEL=unset' "exp-$d.out"
+		# #SBATCH lines: read until the first command, quoted words kept whole
+		printf '#!/bin/bash\n#SBATCH --job-name="q r" --hold\ntrue\n#SBATCH --bogus\n' >directives.sh
+		run "${spur[@]}" sbatch --parsable directives.sh
+		assert_success
+		e=$output
+		run "${spur[@]}" squeue -h -j "$e" -o '%j|%T'
+		assert_output 'q r|PENDING'
+		"${spur[@]}" scancel "$e"
 	done
 }
 

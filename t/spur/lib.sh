@@ -18,7 +18,7 @@ gpu_deny_zero_gpu       no         yes        0.12: crates/spurd/src/agent_serve
 root_jobs               allowed    refused    0.12: crates/spurd/src/privdrop.rs@4cc3da8 check_root_execution_allowed with [auth] allow_root_jobs = false (crates/spur-core/src/config.rs, #637); v0.8.0 has no such check
 squeue_own_jobs_only    no         yes        0.12: crates/spurctld/src/server.rs@4cc3da8 get_jobs calls authoritative_user (an identified caller sees only its own jobs), crates/spur-cli/src/authclient.rs; v0.8.0 has no auth on get_jobs
 squeue_nodelist_flag    no         yes        0.12: crates/spur-cli/src/squeue.rs@4cc3da8 -w/--nodelist (#628); absent at v0.8.0
-sacct_job_filter        ignored    applied    0.8: crates/spur-cli/src/sacct.rs@v0.8.0 (GetJobHistoryRequest carries no job ids; docs/migration-from-slurm.rst); 0.12: fixed by #703
+sacct_job_filter        ignored    applied    0.8: crates/spur-cli/src/sacct.rs@v0.8.0 (GetJobHistoryRequest carries no job ids; docs/migration-from-slurm.rst); 0.12: fixed by #703 (after 4cc3da8, which still drops -j; its source is not stored, we followed the issue thread)
 squeue_literals         kept       kept       crates/spur-cli/src/format_engine.rs@v0.8.0 and @4cc3da8 parse_format keeps literal text (#443, since v0.5.0)
 squeue_sort             yes        yes        crates/spur-cli/src/squeue.rs@v0.8.0 and @4cc3da8 parse_sort_arg, sort_jobs (#524, since v0.7.0); a bad spec is an error
 squeue_array_task_ids   numeric    numeric    crates/spur-cli/src/squeue.rs resolve_job_field: %i and %A are job_id; crates/spurctld/src/cluster.rs get_jobs synthesizes the parent row for -j J (aggregate state: PENDING until every task ended, crates/spur-core/src/array.rs)

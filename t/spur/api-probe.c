@@ -60,7 +60,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	put(sp, "PROBE_ITEM_NODEID_VALUE", (int)u);
 	put(sp, "PROBE_ITEM_ARGV", spank_get_item(sp, 9, &u));
 	put(sp, "PROBE_ITEM_ARRAY_ID", spank_get_item(sp, 30, &u));
-	put(sp, "PROBE_ITEM_NULL", spank_get_item(sp, 2, NULL));
+	put(sp, "PROBE_ITEM_NULL", spank_get_item(sp, 2, (uint32_t *)NULL));
 	spank_setenv(sp, "PROBE_STRERROR_6", spank_strerror(6), 1);
 	put(sp, "PROBE_UNSET_RC", spank_unsetenv(sp, "PROBE_SPURD_VAR"));
 	return 0;

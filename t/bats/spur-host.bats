@@ -18,13 +18,13 @@ setup() {
 	gens=(0.8 0.12)
 }
 
-# job: spur's launch env (spur_launch_env) for node RANK of job 7 on localhost,n2,n3,n4,
+# job: spur's launch env (spur_launch_env) for node RANK of job 7 on 198.51.100.1,n2,n3,n4,
 # with the user's env VARS beneath it, in the array "job".
 spur_job() {
 	local rank=$1
 	shift
 	printf '%s\0' "$@" >"$BATS_TEST_TMPDIR/user-env"
-	mapfile -t -d '' job < <(spur_launch_env 7 '' '' "$rank" "$rank" 1 4 localhost,n2,n3,n4 \
+	mapfile -t -d '' job < <(spur_launch_env 7 '' '' "$rank" "$rank" 1 4 198.51.100.1,n2,n3,n4 \
 		job.sh mad '' '' 1 1 "n$((rank + 1))" "$BATS_TEST_TMPDIR/user-env")
 }
 
@@ -61,9 +61,9 @@ spur_job() {
 		assert_line LOCAL_WORLD_SIZE=1
 		assert_line NPROC_PER_NODE=1
 		assert_line SLURMD_NODENAME=n3
-		assert_line SLURM_JOB_NODELIST=localhost,n2,n3,n4
-		assert_line SPUR_PEER_NODES=localhost.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818,n4.spur.test:6818
-		assert_line MASTER_ADDR=localhost.spur.test
+		assert_line SLURM_JOB_NODELIST=198.51.100.1,n2,n3,n4
+		assert_line SPUR_PEER_NODES=198.51.100.1.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818,n4.spur.test:6818
+		assert_line MASTER_ADDR=198.51.100.1.spur.test
 		assert_line MASTER_PORT=29500
 		if [[ $SPUR_EMU_VERSION == 0.8 ]]; then
 			assert_line RANK=2 # spur's value over the user's
@@ -92,7 +92,7 @@ spur_job() {
 		assert_line 'MAD_SCHEDULER=spur'
 		assert_line 'MAD_FANOUT=nodes'
 		assert_line 'NODE_RANK=2'
-		assert_line 'MASTER_ADDR=127.0.0.1'
+		assert_line 'MASTER_ADDR=198.51.100.1'
 		assert_line 'MAD_ENV_FROM=spank'
 	done
 }

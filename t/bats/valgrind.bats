@@ -25,7 +25,7 @@ setup() {
 	# one job, its command and its end hooks
 	run valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
 		"$host" "$plugstack" MAD_MODEL=m SLURM_JOB_ID=5 SPUR_JOB_ID=5 SLURM_NODEID=1 \
-		SLURM_NNODES=2 SLURM_JOB_NUM_NODES=2 'SLURM_JOB_NODELIST=localhost,n2' -- /bin/true
+		SLURM_NNODES=2 SLURM_JOB_NUM_NODES=2 'SLURM_JOB_NODELIST=198.51.100.1,n2' -- /bin/true
 	[[ $status -ne 99 ]] || { echo "$output"; false; }
 	assert_success
 	# many jobs through the plugin loaded once, one after another

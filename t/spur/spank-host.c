@@ -327,8 +327,8 @@ static uint64_t run_generated(int i, char **extra, int nextra)
 	snprintf(v[n++], sizeof(v[0]), "SLURM_PROCID=%d", rank);
 	snprintf(v[n++], sizeof(v[0]), "SLURM_NNODES=4");
 	snprintf(v[n++], sizeof(v[0]), "SLURM_JOB_NUM_NODES=4");
-	snprintf(v[n++], sizeof(v[0]), "SLURM_JOB_NODELIST=localhost,n2,n3,n4");
-	snprintf(v[n++], sizeof(v[0]), "MASTER_ADDR=localhost");
+	snprintf(v[n++], sizeof(v[0]), "SLURM_JOB_NODELIST=198.51.100.1,n2,n3,n4");
+	snprintf(v[n++], sizeof(v[0]), "MASTER_ADDR=198.51.100.1.spur.test");
 	snprintf(v[n++], sizeof(v[0]), "MAD_EMU_JOB=%d", i);
 	if (model)
 		snprintf(v[n++], sizeof(v[0]), "MAD_MODEL=m");

@@ -367,14 +367,16 @@ submit() {
 	done
 }
 
-@test "a plugstack line with two blanks before the path: mad.so never ran in the job (no MAD_ENV_FROM)" {
+@test "a plugstack line with two blanks before the path: mad.so never ran, and mad-env --explain says why" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
 		submit env SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf" sbatch --nodes=2 \
-			-o 'blank-%j.out' --wrap 'echo "from=${MAD_ENV_FROM:-none} sched=${MAD_SCHEDULER:-none}"'
-		wait_lines "blank-$jobid.out" 2
+			-o 'blank-%j.out' --wrap 'echo "from=${MAD_ENV_FROM:-none} sched=${MAD_SCHEDULER:-none}"
+				mad-env --explain | grep "^# mad.so did not run" | tr -d "\n"; echo'
+		wait_lines "blank-$jobid.out" 4
 		cat "blank-$jobid.out"
 		[[ $(grep -cx 'from=none sched=none' "blank-$jobid.out") -eq 2 ]]
+		[[ $(grep -c '^# mad.so did not run in this job .*two blanks before the path' "blank-$jobid.out") -eq 2 ]]
 		run ! grep -qi 'warn\|fail' "blank-$jobid.out"
 	done
 }

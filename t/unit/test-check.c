@@ -1,0 +1,329 @@
+/* Unit tests for the pre-launch check (lib/check): ranks as threads on
+ * 127.0.0.1, each with its own values and the same deadline. */
+#include "check.h"
+#include "clock.h"
+#include "unit.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MAXR 8
+
+struct task {
+	struct mad_check_values v;
+	double deadline;
+	int rc;
+	char err[2048];
+	struct strbuf table;
+	pthread_t th;
+};
+
+static void *task_main(void *arg)
+{
+	struct task *t = arg;
+
+	t->rc = mad_check_run(&t->v, t->deadline, &t->table, t->err, sizeof(t->err));
+	return NULL;
+}
+
+/* A port nothing listens on now: the kernel's pick for port 0. */
+static long free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	long port;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len))
+		return -1;
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static void job(struct task *t, int n, long world, long port, double seconds)
+{
+	double deadline = mad_monotonic() + seconds;
+	int i;
+
+	memset(t, 0, sizeof(*t) * (size_t)n);
+	for (i = 0; i < n; i++) {
+		t[i].v.rank = i;
+		t[i].v.world_size = world;
+		t[i].v.nnodes = world / 2 > 0 ? world / 2 : 1;
+		t[i].v.master_port = port;
+		strcpy(t[i].v.master_addr, "127.0.0.1");
+		snprintf(t[i].v.host, sizeof(t[i].v.host), "host%d", i / 2);
+		t[i].deadline = deadline;
+	}
+}
+
+static void run_all(struct task *t, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		pthread_create(&t[i].th, NULL, task_main, &t[i]);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i].th, NULL);
+}
+
+static void free_all(struct task *t, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		sb_free(&t[i].table);
+}
+
+static int can_bind(long port, int reuse)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, ok;
+
+	a.sin_port = htons((unsigned short)port);
+	if (reuse)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+TEST(all_ranks_agree_within_a_second_and_the_port_is_free_right_after)
+{
+	struct task t[MAXR];
+	long port = free_port();
+	double start = mad_monotonic();
+	int i;
+
+	job(t, MAXR, MAXR, port, 10);
+	run_all(t, MAXR);
+	for (i = 0; i < MAXR; i++) {
+		CHECK(t[i].rc == 0);
+		if (t[i].rc)
+			printf("# rank %d: %s\n", i, t[i].err);
+	}
+	CHECK(mad_monotonic() - start < 1.0);
+	CHECK(t[0].table.len == 0);
+	/* what torch's store does (SO_REUSEADDR), and a plain bind too: no
+	 * listener and no TIME_WAIT is left on the port */
+	CHECK(can_bind(port, 1));
+	CHECK(can_bind(port, 0));
+	free_all(t, MAXR);
+}
+
+TEST(a_single_rank_checks_it_can_listen_on_the_port)
+{
+	struct task t[1];
+
+	job(t, 1, 1, free_port(), 5);
+	run_all(t, 1);
+	CHECK(t[0].rc == 0);
+	free_all(t, 1);
+}
+
+TEST(a_disagreeing_rank_is_named_by_every_rank)
+{
+	struct task t[4];
+	int i;
+
+	job(t, 4, 4, free_port(), 5);
+	/* reaches rank 0 (all of 127/8 is this host) but says another address */
+	strcpy(t[2].v.master_addr, "127.0.0.2");
+	t[3].v.nnodes = 7;
+	run_all(t, 4);
+	for (i = 0; i < 4; i++)
+		CHECK(t[i].rc == -1);
+	CHECK(strstr(t[0].err, "2 of 4 ranks") != NULL);
+	CHECK(strstr(t[0].err, "rank 2 on host1: MASTER_ADDR 127.0.0.2, rank 0 has 127.0.0.1") != NULL);
+	CHECK(strstr(t[0].err, "rank 3 on host1: NNODES 7, rank 0 has 2") != NULL);
+	CHECK(strstr(t[1].err, "rank 1 on host0: the check failed at rank 0") != NULL);
+	CHECK(strstr(t[1].err, "rank 2 on host1: MASTER_ADDR 127.0.0.2") != NULL);
+	/* the table: a header, every rank (a small job), the count */
+	CHECK(strstr(sb_cstr(&t[0].table), "RANK   HOST") == sb_cstr(&t[0].table));
+	CHECK(strstr(sb_cstr(&t[0].table), "\n1      host0 ") != NULL);
+	CHECK(strstr(sb_cstr(&t[0].table), " MASTER_ADDR 127.0.0.2, rank 0 has 127.0.0.1\n") != NULL);
+	CHECK(strstr(sb_cstr(&t[0].table), "2 of 4 ranks failed the check\n") != NULL);
+	printf("# rank 0: %s\n%s", t[0].err, sb_cstr(&t[0].table));
+	free_all(t, 4);
+}
+
+TEST(a_rank_that_cannot_connect_fails_and_is_named_by_rank_0)
+{
+	struct task t[4];
+	long port = free_port();
+	double start;
+
+	job(t, 4, 4, port, 1.5);
+	t[3].v.master_port = free_port(); /* nothing listens there */
+	CHECK(t[3].v.master_port != port);
+	start = mad_monotonic();
+	run_all(t, 4);
+	CHECK(mad_monotonic() - start < 1.5 + MAD_CHECK_VERDICT_GRACE + 0.5);
+	CHECK(t[0].rc == -1 && t[1].rc == -1 && t[2].rc == -1 && t[3].rc == -1);
+	CHECK(strstr(t[0].err, "1 of 4 ranks: rank 3 did not connect") != NULL);
+	CHECK(strstr(sb_cstr(&t[0].table), "\n3      -                -") != NULL);
+	CHECK(strstr(t[3].err, "rank 3 on host1 cannot reach rank 0 at 127.0.0.1 port") != NULL);
+	CHECK(strstr(t[3].err, "Connection refused") != NULL);
+	CHECK(strstr(t[2].err, "rank 3 did not connect") != NULL);
+	free_all(t, 4);
+}
+
+TEST(rank_0_unreachable_fails_every_rank_by_the_deadline)
+{
+	struct task t[4];
+	double start;
+	int i;
+
+	job(t, 4, 4, free_port(), 1.0);
+	start = mad_monotonic();
+	run_all(t + 1, 3); /* no rank 0 */
+	CHECK(mad_monotonic() - start < 1.5);
+	for (i = 1; i < 4; i++) {
+		CHECK(t[i].rc == -1);
+		CHECK(strstr(t[i].err, "cannot reach rank 0 at 127.0.0.1 port") != NULL);
+	}
+	free_all(t, 4);
+}
+
+TEST(two_tasks_with_one_rank_are_both_named)
+{
+	struct task t[4];
+
+	job(t, 4, 4, free_port(), 3);
+	t[3].v.rank = 1; /* what every task of a node got before the process level */
+	run_all(t, 4);
+	CHECK(t[0].rc == -1);
+	CHECK(strstr(t[0].err, "RANK 1 claimed twice") != NULL);
+	CHECK(strstr(t[0].err, "rank 3 did not connect") != NULL);
+	free_all(t, 4);
+}
+
+TEST(a_busy_port_fails_rank_0_at_once_naming_it)
+{
+	struct task t[1];
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	long port = free_port();
+
+	a.sin_port = htons((unsigned short)port);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0);
+	job(t, 1, 2, port, 5);
+	run_all(t, 1);
+	CHECK(t[0].rc == -1);
+	CHECK(strstr(t[0].err, "rank 0 on host0 cannot listen on MASTER_PORT") != NULL);
+	CHECK(strstr(t[0].err, "Address already in use") != NULL);
+	close(fd);
+	free_all(t, 1);
+}
+
+TEST(a_stray_connection_is_ignored)
+{
+	struct task t[3];
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd, i;
+
+	job(t, 3, 3, free_port(), 5);
+	pthread_create(&t[0].th, NULL, task_main, &t[0]);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((unsigned short)t[0].v.master_port);
+	for (i = 0; i < 100; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		close(fd);
+		usleep(10000);
+	}
+	CHECK(send(fd, "GET / HTTP/1.0\r\n\r\n", 18, MSG_NOSIGNAL) == 18);
+	for (i = 1; i < 3; i++)
+		pthread_create(&t[i].th, NULL, task_main, &t[i]);
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i].th, NULL);
+	close(fd);
+	for (i = 0; i < 3; i++)
+		CHECK(t[i].rc == 0);
+	free_all(t, 3);
+}
+
+TEST(bad_values_are_refused_before_any_connection)
+{
+	struct task t[1];
+
+	job(t, 1, 4, free_port(), 5);
+	t[0].v.rank = 4;
+	run_all(t, 1);
+	CHECK(t[0].rc == -1);
+	CHECK_STR(t[0].err, "rank 4 on host0: RANK 4 is not in 0..3 (WORLD_SIZE 4)");
+	job(t, 1, 4, 0, 5);
+	t[0].v.rank = 1;
+	run_all(t, 1);
+	CHECK_STR(t[0].err, "rank 1 on host0: MASTER_PORT 0 is not a port");
+}
+
+struct fake_env {
+	const char *names[4], *values[4];
+};
+
+static int fake_getenv(void *ctx, const char *name, char *buf, size_t size)
+{
+	struct fake_env *e = ctx;
+	int i;
+
+	for (i = 0; i < 4 && e->names[i]; i++) {
+		if (strcmp(e->names[i], name))
+			continue;
+		if (strlen(e->values[i]) >= size)
+			return -1;
+		strcpy(buf, e->values[i]);
+		return 1;
+	}
+	return 0;
+}
+
+TEST(values_come_from_the_task_environment_else_the_contract)
+{
+	static struct mad_options o;
+	struct mad_contract c;
+	struct mad_check_values v;
+	struct fake_env env = { { "RANK", "WORLD_SIZE", "MASTER_ADDR", NULL },
+				{ "5", "8", "10.1.2.3", NULL } };
+	struct fake_env bad = { { "MASTER_PORT", NULL }, { "x", NULL } };
+	char err[256];
+
+	memset(&c, 0, sizeof(c));
+	strcpy(o.value[OPT_MODEL], "m");
+	c.scheduler = "slurm";
+	c.fanout = "nodes";
+	c.rank = 2;
+	c.nnodes = 4;
+	c.master_port = 29511;
+	strcpy(c.master_addr, "10.0.0.1");
+	CHECK(mad_check_values_from(&v, &o, &c, fake_getenv, &env, err, sizeof(err)) == 0);
+	CHECK(v.rank == 5 && v.world_size == 8 && v.nnodes == 4 && v.master_port == 29511);
+	CHECK_STR(v.master_addr, "10.1.2.3");
+	CHECK(*v.host != '\0');
+	CHECK(mad_check_values_from(&v, &o, &c, fake_getenv, &bad, err, sizeof(err)) == -1);
+	CHECK_STR(err, "MASTER_PORT is not a number (or too long) in the task's environment");
+}
+
+int main(void)
+{
+	RUN(all_ranks_agree_within_a_second_and_the_port_is_free_right_after);
+	RUN(a_single_rank_checks_it_can_listen_on_the_port);
+	RUN(a_disagreeing_rank_is_named_by_every_rank);
+	RUN(a_rank_that_cannot_connect_fails_and_is_named_by_rank_0);
+	RUN(rank_0_unreachable_fails_every_rank_by_the_deadline);
+	RUN(two_tasks_with_one_rank_are_both_named);
+	RUN(a_busy_port_fails_rank_0_at_once_naming_it);
+	RUN(a_stray_connection_is_ignored);
+	RUN(bad_values_are_refused_before_any_connection);
+	RUN(values_come_from_the_task_environment_else_the_contract);
+	return unit_done();
+}

@@ -85,9 +85,10 @@ int mad_check_values_from(struct mad_check_values *v, const struct mad_options *
 			  const struct mad_contract *c, mad_getenv_fn getenv_fn,
 			  void *ctx, char *err, size_t size)
 {
-	struct from_contract k = { v, getenv_fn, ctx, NULL };
+	struct from_contract k = { NULL, getenv_fn, ctx, NULL };
 
 	memset(v, 0, sizeof(*v));
+	k.v = v;
 	v->rank = v->world_size = v->nnodes = v->master_port = MAD_NONE;
 	if (gethostname(v->host, sizeof(v->host) - 1))
 		strcpy(v->host, "?");

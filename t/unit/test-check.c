@@ -291,7 +291,7 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 {
 	static struct mad_options o;
 	struct mad_contract c;
-	struct mad_check_values v;
+	struct mad_check_values v = { 0 };
 	struct fake_env env = { { "RANK", "WORLD_SIZE", "MASTER_ADDR", NULL },
 				{ "5", "8", "10.1.2.3", NULL } };
 	struct fake_env bad = { { "MASTER_PORT", NULL }, { "x", NULL } };

@@ -133,7 +133,7 @@ static void word(char *out, size_t size, const char *in)
 	out[i] = '\0';
 }
 
-static int parse_line(char *line, struct mad_check_values *v)
+int mad_check_parse_line(char *line, struct mad_check_values *v)
 {
 	char *save = NULL, *tok, *eq;
 	unsigned seen = 0;
@@ -484,7 +484,7 @@ static void read_line(struct rank0 *z, long i)
 		nl = memchr(c->buf, '\n', c->len);
 		if (nl) {
 			*nl = '\0';
-			if (parse_line(c->buf, &c->v) == 0) {
+			if (mad_check_parse_line(c->buf, &c->v) == 0) {
 				c->said = 1;
 				judge(z, i);
 				return;

@@ -39,6 +39,10 @@ int mad_check_values_from(struct mad_check_values *v, const struct mad_options *
 			  const struct mad_contract *c, mad_getenv_fn getenv_fn,
 			  void *ctx, char *err, size_t size);
 
+/* Reads one line a rank sends rank 0 (without its newline; LINE is
+ * changed) into V: 0, or -1 when it is not a mad check's line. */
+int mad_check_parse_line(char *line, struct mad_check_values *v);
+
 /* This task's part of the check, until DEADLINE (mad_monotonic() seconds).
  * Rank 0 listens on MASTER_PORT (the wildcard address of MASTER_ADDR's
  * family) until the other WORLD_SIZE - 1 ranks have told their values or

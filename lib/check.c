@@ -470,6 +470,16 @@ static void accept_all(struct rank0 *z, int lfd)
 	}
 }
 
+/* Closes a connection that is not a rank's with a reset: no TIME_WAIT on
+ * MASTER_PORT for it either. */
+static void abort_conn(int fd)
+{
+	struct linger lg = { 1, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
 static void read_line(struct rank0 *z, long i)
 {
 	struct conn *c = &z->conns[i];
@@ -494,7 +504,7 @@ static void read_line(struct rank0 *z, long i)
 		}
 	}
 	/* closed before a line, or not a mad check's line: a stray */
-	close(c->fd);
+	abort_conn(c->fd);
 	c->fd = -1;
 }
 
@@ -594,9 +604,10 @@ static void finish(struct rank0 *z, const char *verdict, double until)
 	ssize_t n;
 
 	for (i = 0; i < z->nconns; i++) {
-		if (z->conns[i].fd >= 0 &&
-		    send_all(z->conns[i].fd, verdict, strlen(verdict), until)) {
-			close(z->conns[i].fd);
+		if (z->conns[i].fd >= 0 && (!z->conns[i].said ||
+		    send_all(z->conns[i].fd, verdict, strlen(verdict), until))) {
+			/* silent to the end: a stray, not waited for */
+			abort_conn(z->conns[i].fd);
 			z->conns[i].fd = -1;
 		}
 	}

@@ -252,6 +252,34 @@ TEST(a_stray_connection_is_ignored)
 	free_all(t, 3);
 }
 
+TEST(a_silent_stray_connection_does_not_hold_rank_0)
+{
+	struct task t[2];
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	double start = mad_monotonic();
+	int fd, i;
+
+	job(t, 2, 2, free_port(), 5);
+	pthread_create(&t[0].th, NULL, task_main, &t[0]);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((unsigned short)t[0].v.master_port);
+	for (i = 0; i < 100; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		close(fd);
+		usleep(10000);
+	}
+	pthread_create(&t[1].th, NULL, task_main, &t[1]);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i].th, NULL);
+	CHECK(t[0].rc == 0 && t[1].rc == 0);
+	CHECK(mad_monotonic() - start < 1.0);
+	close(fd);
+	CHECK(can_bind(t[0].v.master_port, 1));
+	free_all(t, 2);
+}
+
 TEST(bad_values_are_refused_before_any_connection)
 {
 	struct task t[1];
@@ -323,6 +351,7 @@ int main(void)
 	RUN(two_tasks_with_one_rank_are_both_named);
 	RUN(a_busy_port_fails_rank_0_at_once_naming_it);
 	RUN(a_stray_connection_is_ignored);
+	RUN(a_silent_stray_connection_does_not_hold_rank_0);
 	RUN(bad_values_are_refused_before_any_connection);
 	RUN(values_come_from_the_task_environment_else_the_contract);
 	return unit_done();

@@ -83,11 +83,12 @@ assert_allreduce() { # world files...
 		}'
 }
 
-# Every rank's field NAME has VALUE.
+# Every rank's field NAME has VALUE (and there is at least one rank).
 assert_every() { # name value files...
-	local name=$1 value=$2
+	local name=$1 value=$2 lines
 	shift 2
-	! allreduce_lines "$@" | grep -v " $name=$value\( \|\$\)"
+	lines=$(allreduce_lines "$@") || { echo "no rank printed its line"; return 1; }
+	! grep -v " $name=$value\( \|\$\)" <<<"$lines"
 }
 
 # Nodes fan-out, one task per process: RANK is SLURM_PROCID (the ecosystem's convention).
@@ -98,13 +99,6 @@ assert_rank_is_procid() {
 
 # torchrun on every node, driven only by the contract's node-level variables.
 torchrun_line='./torchrun-compat --nnodes="$NNODES" --node_rank="$NODE_RANK" --nproc_per_node="$MAD_NPROC_PER_NODE" --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" ./torch-allreduce'
-
-@test "torch: one task per node, srun per process: all-reduce over 4 nodes" {
-	submit --nodes=4 --ntasks-per-node=1 --mad-model=x --wrap 'srun -K ./torch-allreduce'
-	assert_success
-	assert_allreduce 4 "$out"
-	assert_rank_is_procid "$out"
-}
 
 @test "torch: srun per process, 4 nodes x 2 tasks, nodes fan-out: RANK=SLURM_PROCID, WORLD_SIZE=8" {
 	submit --nodes=4 --ntasks-per-node=2 --mad-model=x --wrap 'srun -K ./torch-allreduce'
@@ -157,12 +151,15 @@ torchrun_line='./torchrun-compat --nnodes="$NNODES" --node_rank="$NODE_RANK" --n
 }
 
 @test "torch: a user's MASTER_PORT=23456 reaches every task" {
-	MASTER_PORT=23456 submit --nodes=2 --ntasks-per-node=2 --mad-model=x --wrap 'srun -K ./torch-allreduce'
+	MASTER_PORT=23456 submit --nodes=2 --ntasks-per-node=2 --mad-model=x \
+		--wrap 'echo "batch MASTER_PORT=$MASTER_PORT"; srun -K ./torch-allreduce'
+	grep -qx 'batch MASTER_PORT=23456' "$out"
 	assert_success
 	assert_every port 23456 "$out"
 	assert_allreduce 4 "$out"
 }
 
+# Also the one-task-per-node case of srun per process: RANK = NODE_RANK, LOCAL_RANK = 0.
 @test "torch: a node whose own name resolves to 127.0.1.1 never yields a loopback MASTER_ADDR" {
 	if [[ $MAD_CLUSTER_MODE != netns ]]; then
 		[[ ${CI:-} != true ]] || { echo "CI=true needs the netns cluster (root) for node addresses"; false; }
@@ -179,4 +176,5 @@ torchrun_line='./torchrun-compat --nnodes="$NNODES" --node_rank="$NODE_RANK" --n
 	assert_every addr "$MAD_CLUSTER_SUBNET\.11" "$out"
 	assert_success
 	assert_allreduce 4 "$out"
+	assert_rank_is_procid "$out"
 }

@@ -22,6 +22,8 @@
 #include <time.h>
 
 #define LINE_MAX_BYTES 640
+/* Rank 0's answer: "fail " and a summary of at most three ranks. */
+#define VERDICT_MAX 1400
 /* Rank 0 keeps listening this long after the last rank arrived: a second
  * task with the same RANK, started with the first, arrives within it. */
 #define LINGER 0.1
@@ -317,6 +319,7 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 {
 	struct addrinfo *ai = resolve(v, err, size), *a;
 	char line[LINE_MAX_BYTES], addr[sizeof(v->master_addr)], host[sizeof(v->host)];
+	char answer[VERDICT_MAX];
 	struct pollfd p;
 	size_t len = 0;
 	long backoff = 10;
@@ -353,10 +356,10 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 	}
 	p.fd = fd;
 	p.events = POLLIN;
-	while (len + 1 < sizeof(line) && !memchr(line, '\n', len)) {
+	while (len + 1 < sizeof(answer) && !memchr(answer, '\n', len)) {
 		if (poll(&p, 1, ms_until(deadline + MAD_CHECK_VERDICT_GRACE)) <= 0)
 			break;
-		n = recv(fd, line + len, sizeof(line) - 1 - len, 0);
+		n = recv(fd, answer + len, sizeof(answer) - 1 - len, 0);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n <= 0)
@@ -365,18 +368,18 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 	}
 	/* closing first puts TIME_WAIT here, on an ephemeral port */
 	close(fd);
-	line[len] = '\0';
-	if (!memchr(line, '\n', len)) {
+	answer[len] = '\0';
+	if (!memchr(answer, '\n', len)) {
 		snprintf(err, size, "rank %ld on %s: no verdict from rank 0 at %s port %ld in time",
 			 v->rank, v->host, v->master_addr, v->master_port);
 		return -1;
 	}
-	*strchr(line, '\n') = '\0';
-	if (!strcmp(line, "ok"))
+	*strchr(answer, '\n') = '\0';
+	if (!strcmp(answer, "ok"))
 		return 0;
 	snprintf(err, size, "rank %ld on %s: the check failed at rank 0 (%s port %ld): %s", v->rank,
 		 v->host, v->master_addr, v->master_port,
-		 strncmp(line, "fail ", 5) ? "an answer that is not a mad check's" : line + 5);
+		 strncmp(answer, "fail ", 5) ? "an answer that is not a mad check's" : answer + 5);
 	return -1;
 }
 
@@ -630,7 +633,7 @@ static int run_rank0(const struct mad_check_values *v, double deadline, struct s
 		     char *err, size_t size)
 {
 	struct rank0 z = { v, NULL, 0, 0, NULL, 0 };
-	char summary[1200], verdict[1300], what[64];
+	char summary[1200], verdict[VERDICT_MAX - 1], what[64];
 	double linger_until = 0, now, until;
 	struct pollfd *fds = NULL;
 	long need = v->world_size - 1, i, n, bad;

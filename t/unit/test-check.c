@@ -155,6 +155,29 @@ TEST(a_disagreeing_rank_is_named_by_every_rank)
 	free_all(t, 4);
 }
 
+TEST(a_long_verdict_reaches_every_rank_whole)
+{
+	struct task t[4];
+	int i;
+
+	job(t, 4, 4, free_port(), 5);
+	for (i = 1; i < 4; i++) {
+		/* 127.0.0.1 still (inet_aton reads the zeros), but not rank 0's words */
+		snprintf(t[i].v.master_addr, sizeof(t[i].v.master_addr), "127.0.0.%060d", 1);
+		memset(t[i].v.host, 'h', sizeof(t[i].v.host) - 1);
+		t[i].v.host[sizeof(t[i].v.host) - 1] = '\0';
+		t[i].v.world_size = 9;
+		t[i].v.nnodes = 9;
+	}
+	run_all(t, 4);
+	for (i = 0; i < 4; i++)
+		CHECK(t[i].rc == -1);
+	CHECK(strlen(t[1].err) > 640);
+	CHECK(strstr(t[1].err, ": the check failed at rank 0 (127.0.0.") != NULL);
+	CHECK(strstr(t[3].err, "3 of 4 ranks: rank 1 on hhh") != NULL);
+	free_all(t, 4);
+}
+
 TEST(a_rank_that_cannot_connect_fails_and_is_named_by_rank_0)
 {
 	struct task t[4];
@@ -346,6 +369,7 @@ int main(void)
 	RUN(all_ranks_agree_within_a_second_and_the_port_is_free_right_after);
 	RUN(a_single_rank_checks_it_can_listen_on_the_port);
 	RUN(a_disagreeing_rank_is_named_by_every_rank);
+	RUN(a_long_verdict_reaches_every_rank_whole);
 	RUN(a_rank_that_cannot_connect_fails_and_is_named_by_rank_0);
 	RUN(rank_0_unreachable_fails_every_rank_by_the_deadline);
 	RUN(two_tasks_with_one_rank_are_both_named);

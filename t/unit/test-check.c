@@ -247,23 +247,34 @@ TEST(a_busy_port_fails_rank_0_at_once_naming_it)
 	free_all(t, 1);
 }
 
+/* A connection to rank 0's port once it listens (not a rank's): the fd. */
+static int stray_connect(long port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd, i;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((unsigned short)port);
+	for (i = 0; i < 100; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		usleep(10000);
+	}
+	return -1;
+}
+
 TEST(a_stray_connection_is_ignored)
 {
 	struct task t[3];
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	int fd, i;
 
 	job(t, 3, 3, free_port(), 5);
 	pthread_create(&t[0].th, NULL, task_main, &t[0]);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((unsigned short)t[0].v.master_port);
-	for (i = 0; i < 100; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
-			break;
-		close(fd);
-		usleep(10000);
-	}
+	fd = stray_connect(t[0].v.master_port);
+	CHECK(fd >= 0);
 	CHECK(send(fd, "GET / HTTP/1.0\r\n\r\n", 18, MSG_NOSIGNAL) == 18);
 	for (i = 1; i < 3; i++)
 		pthread_create(&t[i].th, NULL, task_main, &t[i]);
@@ -278,21 +289,13 @@ TEST(a_stray_connection_is_ignored)
 TEST(a_silent_stray_connection_does_not_hold_rank_0)
 {
 	struct task t[2];
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	double start = mad_monotonic();
 	int fd, i;
 
 	job(t, 2, 2, free_port(), 5);
 	pthread_create(&t[0].th, NULL, task_main, &t[0]);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((unsigned short)t[0].v.master_port);
-	for (i = 0; i < 100; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
-			break;
-		close(fd);
-		usleep(10000);
-	}
+	fd = stray_connect(t[0].v.master_port);
+	CHECK(fd >= 0);
 	pthread_create(&t[1].th, NULL, task_main, &t[1]);
 	for (i = 0; i < 2; i++)
 		pthread_join(t[i].th, NULL);

@@ -57,7 +57,7 @@ static int take(struct from_contract *k, const char *name, const char *exported,
 	return 0;
 }
 
-static int collect(void *ctx, const char *name, const char *value)
+static int collect(void *ctx, const char *name, const char *value, const char *source)
 {
 	static const char *const numbers[] = { "RANK", "WORLD_SIZE", "NNODES", "MASTER_PORT" };
 	struct from_contract *k = ctx;
@@ -65,6 +65,7 @@ static int collect(void *ctx, const char *name, const char *value)
 	long *dst[4];
 	size_t i;
 
+	(void)source;
 	dst[0] = &k->v->rank;
 	dst[1] = &k->v->world_size;
 	dst[2] = &k->v->nnodes;

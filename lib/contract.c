@@ -6,53 +6,9 @@
 
 #include <unistd.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void mad_facts_init(struct mad_facts *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->job_id = f->array_job_id = f->array_task_id = MAD_NONE;
-	f->array_task_min = f->array_task_count = MAD_NONE;
-	f->node_id = f->nnodes = f->job_nnodes = f->restart_count = MAD_NONE;
-}
-
-static long env_long(mad_getenv_fn getenv_fn, void *ctx, const char *name)
-{
-	char buf[32];
-
-	return getenv_fn(ctx, name, buf, sizeof(buf)) == 1 ? mad_parse_long(buf) : MAD_NONE;
-}
-
-void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
-			char *nodelist, size_t size)
-{
-	char buf[32];
-	int in_step;
-
-	mad_facts_init(f);
-	f->has_spur_job_id = getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
-	in_step = getenv_fn(ctx, "SLURM_STEP_ID", buf, sizeof(buf)) != 0;
-	f->job_id = env_long(getenv_fn, ctx, "SLURM_JOB_ID");
-	f->node_id = env_long(getenv_fn, ctx, "SLURM_NODEID");
-	if (f->node_id == MAD_NONE)
-		f->node_id = env_long(getenv_fn, ctx, "SPUR_NODE_RANK");
-	f->nnodes = env_long(getenv_fn, ctx, "SLURM_NNODES");
-	f->job_nnodes = env_long(getenv_fn, ctx, "SLURM_JOB_NUM_NODES");
-	/* SLURM runs a batch script on the first node only; spur on each node */
-	f->batch_step = !in_step && !f->has_spur_job_id;
-	f->array_job_id = env_long(getenv_fn, ctx, "SLURM_ARRAY_JOB_ID");
-	f->array_task_id = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_ID");
-	f->array_task_min = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_MIN");
-	f->array_task_count = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_COUNT");
-	f->restart_count = env_long(getenv_fn, ctx, "SLURM_RESTART_COUNT");
-	if ((f->batch_step || getenv_fn(ctx, "SLURM_STEP_NODELIST", nodelist, size) != 1) &&
-	    getenv_fn(ctx, "SLURM_JOB_NODELIST", nodelist, size) != 1)
-		nodelist[0] = '\0';
-	f->nodelist = nodelist;
-}
 
 int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size)
 {
@@ -83,30 +39,33 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
 	return mad_contract_compute(opts, facts, c, err, size) ? -1 : 0;
 }
 
-long mad_parse_long(const char *s)
+static int given(const struct mad_options *o, enum mad_opt opt)
 {
-	char *end;
-	long n;
-
-	if (!s || *s < '0' || *s > '9')
-		return MAD_NONE;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	return errno || *end ? MAD_NONE : n;
+	return o->source[opt] != SRC_DEFAULT && o->source[opt] != SRC_NONE;
 }
 
 static int explicit(const struct mad_options *o, enum mad_opt opt)
 {
-	return o->source[opt] != SRC_DEFAULT && o->source[opt] != SRC_NONE &&
-	       strcmp(o->value[opt], "auto") != 0;
+	return given(o, opt) && strcmp(o->value[opt], "auto") != 0;
 }
 
-/* Rank 0's node: the first of the node list, resolved to an address. */
-static int nodes_master(const struct mad_facts *f, struct mad_contract *c,
-			char *err, size_t size)
+static void this_host(char *out, size_t size)
+{
+	if (gethostname(out, size - 1))
+		snprintf(out, size, "this node");
+	out[size - 1] = '\0';
+}
+
+/* Rank 0's node: the first of the node list (plus --mad-addr-suffix),
+ * resolved.  A loopback answer (Debian's "127.0.1.1 host" line) would send
+ * every peer to itself: rank 0's own node then gives its own address, and
+ * any other node fails, naming what the name resolved to. */
+static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
+			struct mad_contract *c, char *err, size_t size)
 {
 	struct hostlist *hl;
 	struct hl_error herr = { "", 0 };
+	char name[320], here[256];
 
 	if (!f->nodelist || !*f->nodelist) {
 		snprintf(err, size, "no node list in the job environment (SLURM_JOB_NODELIST): cannot tell rank 0's node");
@@ -122,8 +81,33 @@ static int nodes_master(const struct mad_facts *f, struct mad_contract *c,
 		return -1;
 	}
 	hostlist_free(hl);
-	return mad_resolve_ipv4(c->master_host, c->master_addr,
-				sizeof(c->master_addr), err, size);
+	if (snprintf(name, sizeof(name), "%s%s", c->master_host,
+		     o->value[OPT_ADDR_SUFFIX]) >= (int)sizeof(name)) {
+		snprintf(err, size, "rank 0's node name and --mad-addr-suffix are too long");
+		return -1;
+	}
+	if (mad_resolve_addr(name, c->master_addr, sizeof(c->master_addr), err, size))
+		return -1;
+	snprintf(c->addr_from, sizeof(c->addr_from), "%s (rank 0's node %s, resolved)",
+		 c->facts_from, name);
+	if (!mad_addr_is_loopback(c->master_addr) || c->nnodes == 1)
+		return 0;
+	if (c->rank == 0) {
+		char loop[MAD_ADDR_MAX];
+
+		snprintf(loop, sizeof(loop), "%s", c->master_addr);
+		if (mad_local_addr(NULL, f->nccl_ifnames, c->master_addr,
+				   sizeof(c->master_addr), err, size))
+			return -1;
+		snprintf(c->addr_from, sizeof(c->addr_from),
+			 "computed (rank 0's own address: %s resolves to loopback %s here)", name, loop);
+		return 0;
+	}
+	this_host(here, sizeof(here));
+	snprintf(err, size,
+		 "rank 0's node '%s' resolves to the loopback address %s on %s (node rank %ld): peers cannot reach rank 0 there; fix the name service (/etc/hosts), or set --mad-addr-suffix or --mad-iface",
+		 name, c->master_addr, here, c->rank);
+	return -1;
 }
 
 static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
@@ -153,12 +137,23 @@ static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
 	}
 	/* SLURM runs the batch script on the first node only; spur on all. */
 	c->markers_expected = strcmp(c->scheduler, "spur") == 0 ? c->nnodes : 1;
-	return nodes_master(f, c, err, size);
+	/* Every task of an srun step knows its global id: tasks per node
+	 * may differ between nodes. */
+	if (!f->batch_step && f->task_id != MAD_NONE && f->ntasks > 0) {
+		c->task_facts = 1;
+		c->task_rank = f->task_id;
+		c->world_size = f->ntasks;
+		c->local_rank = f->local_id == MAD_NONE ? 0 : f->local_id;
+		c->local_world_size = f->local_ntasks > 0 ? f->local_ntasks : 1;
+	}
+	return 0;
 }
 
 static int array_fanout(const struct mad_options *o, const struct mad_facts *f,
 			struct mad_contract *c, char *err, size_t size)
 {
+	long tpn = 1, local = 0;
+
 	if (f->array_task_id == MAD_NONE || f->array_job_id == MAD_NONE) {
 		snprintf(err, size, "--mad-fanout=array: this job is not a job array task (no SLURM_ARRAY_TASK_ID)");
 		return -1;
@@ -180,6 +175,90 @@ static int array_fanout(const struct mad_options *o, const struct mad_facts *f,
 		return -1;
 	}
 	c->markers_expected = c->nnodes;
+	c->needs_rendezvous = 1;
+	/* An srun step inside an array task: its tasks are this node's
+	 * processes, and every array task must have as many (the peers
+	 * check rank 0's count in the rendezvous record). */
+	if (!f->batch_step && f->task_id != MAD_NONE && f->local_ntasks > 0) {
+		if (f->ntasks > 0 && f->ntasks != f->local_ntasks) {
+			snprintf(err, size,
+				 "--mad-fanout=array: this step has %ld tasks, %ld of them on this node: array fan-out wants each array task's step on one node (use --mad-fanout=nodes for a multi-node step)",
+				 f->ntasks, f->local_ntasks);
+			return -1;
+		}
+		tpn = f->local_ntasks;
+		local = f->local_id == MAD_NONE ? 0 : f->local_id;
+		c->task_facts = 1;
+	}
+	c->task_rank = c->rank * tpn + local;
+	c->world_size = c->nnodes * tpn;
+	c->local_rank = local;
+	c->local_world_size = tpn;
+	return 0;
+}
+
+/* auto: the step's reserved port (MpiParams=ports= with --resv-ports),
+ * else one derived from the job and step ids, in 20000..28999: below the
+ * kernel's ephemeral ports (32768 up) and clear of torch's 29500, and
+ * distinct for 64 steps of each of 140 consecutive jobs on a node. */
+static void choose_port(const struct mad_options *o, const struct mad_facts *f,
+			struct mad_contract *c)
+{
+	long slot;
+
+	if (strcmp(o->value[OPT_MASTER_PORT], "auto")) {
+		c->master_port = atol(o->value[OPT_MASTER_PORT]);
+		snprintf(c->port_from, sizeof(c->port_from), "%s",
+			 mad_source_name(o->source[OPT_MASTER_PORT]));
+		return;
+	}
+	if (f->resv_port > 0) {
+		c->master_port = f->resv_port;
+		snprintf(c->port_from, sizeof(c->port_from),
+			 "SLURM (auto: SLURM_STEP_RESV_PORTS)");
+		return;
+	}
+	slot = c->step_id == MAD_NONE ? 0 : (c->step_id + 1) % 64;
+	c->master_port = 20000 + (c->collect_job_id % 100000 * 64 + slot) % 9000;
+	if (c->step_id == MAD_NONE)
+		snprintf(c->port_from, sizeof(c->port_from),
+			 "%s (auto: from job %ld)", mad_source_name(o->source[OPT_MASTER_PORT]),
+			 c->collect_job_id);
+	else
+		snprintf(c->port_from, sizeof(c->port_from),
+			 "%s (auto: from job %ld, step %ld)",
+			 mad_source_name(o->source[OPT_MASTER_PORT]), c->collect_job_id,
+			 c->step_id);
+}
+
+static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
+			struct mad_contract *c, char *err, size_t size)
+{
+	const char *v = o->value[OPT_NPROC_PER_NODE];
+
+	if (strcmp(v, "auto") && strcmp(v, "gpu")) {
+		c->nproc = atol(v);
+		snprintf(c->nproc_from, sizeof(c->nproc_from), "%s",
+			 mad_source_name(o->source[OPT_NPROC_PER_NODE]));
+	} else if (!strcmp(v, "gpu") || (f->node_tasks <= 1 && f->inherited_nproc <= 0)) {
+		if (c->gpus > 0) {
+			c->nproc = c->gpus;
+			snprintf(c->nproc_from, sizeof(c->nproc_from), "computed (GPUs per node)");
+		} else if (!strcmp(v, "gpu")) {
+			snprintf(err, size,
+				 "--mad-nproc-per-node=gpu: no GPUs found on this node (SLURM_GPUS_ON_NODE, ROCR_/HIP_/CUDA_VISIBLE_DEVICES, /dev/kfd, /dev/nvidia*)");
+			return -1;
+		} else {
+			c->nproc = 1;
+			snprintf(c->nproc_from, sizeof(c->nproc_from), "default (one task, no GPU found)");
+		}
+	} else if (f->node_tasks > 1) {
+		c->nproc = f->node_tasks;
+		snprintf(c->nproc_from, sizeof(c->nproc_from), "computed (tasks per node)");
+	} else {
+		c->nproc = f->inherited_nproc;
+		snprintf(c->nproc_from, sizeof(c->nproc_from), "computed (this job's batch step)");
+	}
 	return 0;
 }
 
@@ -188,6 +267,7 @@ int mad_contract_compute(const struct mad_options *o,
 			 char *err, size_t size)
 {
 	memset(c, 0, sizeof(*c));
+	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
 	if (explicit(o, OPT_SCHEDULER))
 		c->scheduler = strcmp(o->value[OPT_SCHEDULER], "spur") ? "slurm" : "spur";
 	else
@@ -198,16 +278,32 @@ int mad_contract_compute(const struct mad_options *o,
 		c->fanout = strcmp(c->scheduler, "spur") == 0 &&
 			    f->array_task_id != MAD_NONE ? "array" : "nodes";
 	c->timeout = atol(o->value[OPT_TIMEOUT]);
+	c->step_id = f->batch_step ? MAD_NONE : f->step_id;
 	snprintf(c->run_dir, sizeof(c->run_dir), "%s", o->value[OPT_RUN_DIR]);
+	c->task_rank = c->world_size = c->local_rank = c->local_world_size = MAD_NONE;
 
 	if (strcmp(c->fanout, "array") == 0 ? array_fanout(o, f, c, err, size) :
 	    nodes_fanout(f, c, err, size))
 		return -1;
-
-	if (strcmp(o->value[OPT_MASTER_PORT], "auto") == 0)
-		c->master_port = 20000 + c->collect_job_id % 10000; /* below the ephemeral range */
-	else
-		c->master_port = atol(o->value[OPT_MASTER_PORT]);
+	if (c->task_rank == MAD_NONE) {
+		/* one task per node: the process level is the node level */
+		c->task_rank = c->rank;
+		c->world_size = c->nnodes;
+		c->local_rank = 0;
+		c->local_world_size = 1;
+	}
+	if (c->task_rank < 0 || c->task_rank >= c->world_size ||
+	    c->local_rank < 0 || c->local_rank >= c->local_world_size) {
+		snprintf(err, size, "task %ld of %ld (local %ld of %ld) is outside its step",
+			 c->task_rank, c->world_size, c->local_rank, c->local_world_size);
+		return -1;
+	}
+	choose_port(o, f, c);
+	snprintf(c->nccl_ifnames, sizeof(c->nccl_ifnames), "%s", f->nccl_ifnames);
+	c->gpus = f->gpus;
+	c->gpus_from = f->gpus_from;
+	if (choose_nproc(o, f, c, err, size))
+		return -1;
 	if (*c->run_dir) {
 		if (f->restart_count > 0)
 			snprintf(c->job_dir, sizeof(c->job_dir), "%s/%ld.%ld", c->run_dir,
@@ -216,12 +312,60 @@ int mad_contract_compute(const struct mad_options *o,
 			snprintf(c->job_dir, sizeof(c->job_dir), "%s/%ld", c->run_dir,
 				 c->collect_job_id);
 	}
+	/* one record per step: each step has its own port and task count */
+	if (c->step_id == MAD_NONE)
+		snprintf(c->record, sizeof(c->record), "rendezvous");
+	else
+		snprintf(c->record, sizeof(c->record), "rendezvous.%ld", c->step_id);
+	if (strcmp(c->fanout, "nodes") == 0 && given(o, OPT_IFACE)) {
+		/* only rank 0's node knows its interface's address */
+		if (!*c->run_dir) {
+			snprintf(err, size,
+				 "--mad-iface in nodes fan-out needs --mad-run-dir, a folder all nodes share, where rank 0 publishes its interface's address; or name the network by host name with --mad-addr-suffix");
+			return -1;
+		}
+		c->needs_rendezvous = 1;
+		return 0;
+	}
+	if (strcmp(c->fanout, "nodes") == 0)
+		return nodes_master(o, f, c, err, size);
+	return 0;
+}
+
+/* Rank 0's node: its own address on the chosen network. */
+static int own_address(const struct mad_options *o, const struct mad_contract *c,
+		       const char *nccl, char *out, size_t osize, char *from,
+		       size_t fsize, char *err, size_t size)
+{
+	char host[256], name[320];
+
+	if (*o->value[OPT_IFACE] || !*o->value[OPT_ADDR_SUFFIX]) {
+		if (mad_local_addr(o->value[OPT_IFACE], nccl, out, osize, err, size))
+			return -1;
+		snprintf(from, fsize, "rendezvous (rank 0's %s)",
+			 *o->value[OPT_IFACE] ? "--mad-iface" : "own address");
+		return 0;
+	}
+	this_host(host, sizeof(host));
+	if (snprintf(name, sizeof(name), "%s%s", host, o->value[OPT_ADDR_SUFFIX]) >=
+	    (int)sizeof(name)) {
+		snprintf(err, size, "this host's name and --mad-addr-suffix are too long");
+		return -1;
+	}
+	if (mad_resolve_addr(name, out, osize, err, size))
+		return -1;
+	if (mad_addr_is_loopback(out) && c->nnodes > 1) {
+		snprintf(err, size,
+			 "rank 0's name '%s' (--mad-addr-suffix) resolves to the loopback address %s: peers cannot reach it",
+			 name, out);
+		return -1;
+	}
+	snprintf(from, fsize, "rendezvous (rank 0's %s, resolved)", name);
 	return 0;
 }
 
 int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
-			    const char *nccl_ifnames, int wait, char *err,
-			    size_t size)
+			    int wait, char *err, size_t size)
 {
 	struct mad_rdzv r;
 	int rc;
@@ -230,57 +374,104 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 		return -1;
 	if (c->rank == 0) {
 		memset(&r, 0, sizeof(r));
-		if (mad_local_ipv4(o->value[OPT_IFACE], nccl_ifnames, r.addr,
-				   sizeof(r.addr), err, size))
+		if (own_address(o, c, c->nccl_ifnames, r.addr, sizeof(r.addr),
+				c->addr_from, sizeof(c->addr_from), err, size))
 			return -1;
-		gethostname(r.host, sizeof(r.host) - 1);
+		snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
+		if (c->local_rank > 0)
+			return 0; /* the node's first task publishes */
+		this_host(r.host, sizeof(r.host));
 		r.port = c->master_port;
 		r.job_id = c->collect_job_id;
 		r.nnodes = c->nnodes;
-		if (mad_rdzv_publish(c->job_dir, &r, err, size))
-			return -1;
-	} else if (!wait) {
-		rc = mad_rdzv_read(c->job_dir, &r, err, size);
+		r.tasks_per_node = c->local_world_size;
+		return mad_rdzv_publish(c->job_dir, c->record, &r, err, size);
+	}
+	if (!wait) {
+		rc = mad_rdzv_read(c->job_dir, c->record, &r, err, size);
 		if (rc < 0)
 			return -1;
 		if (rc == 0 || r.job_id != c->collect_job_id)
 			return 1;
-	} else if (mad_rdzv_wait(c->job_dir, c->collect_job_id, c->rank, c->timeout,
-				 &r, err, size)) {
+	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->rank,
+				 c->timeout, &r, err, size)) {
+		return -1;
+	}
+	if (strcmp(c->fanout, "array") == 0 && r.tasks_per_node > 0 &&
+	    r.tasks_per_node != c->local_world_size) {
+		snprintf(err, size,
+			 "--mad-fanout=array: this array task (rank %ld) has %ld tasks on its node and rank 0 has %ld: array fan-out needs the same number on every node (use --mad-fanout=nodes for uneven tasks)",
+			 c->rank, c->local_world_size, r.tasks_per_node);
 		return -1;
 	}
 	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
+	snprintf(c->addr_from, sizeof(c->addr_from), "rendezvous (published by rank 0 on %s)",
+		 r.host);
 	return 0;
+}
+
+int mad_contract_check_port(const struct mad_contract *c, char *err, size_t size)
+{
+	char host[256];
+
+	if (c->task_rank != 0)
+		return 0;
+	this_host(host, sizeof(host));
+	return mad_port_check(c->master_port, host, err, size);
+}
+
+static const char *option_source(const struct mad_options *o, enum mad_opt opt)
+{
+	return mad_source_name(o->source[opt]);
 }
 
 int mad_contract_export(const struct mad_options *o,
 			const struct mad_contract *c, const char *env_from,
 			mad_setenv_fn set, void *ctx)
 {
-	char rank[24], nnodes[24], port[24], collect[24];
+	char num[12][24], task_from[32];
+	const long values[] = { c->rank, c->nnodes, c->task_rank, c->world_size,
+				c->local_rank, c->local_world_size, c->master_port,
+				c->collect_job_id, c->gpus, c->nproc };
+	const char *sched_from = explicit(o, OPT_SCHEDULER) ? option_source(o, OPT_SCHEDULER) :
+				 "computed (detected)";
+	const char *fanout_from = explicit(o, OPT_FANOUT) ? option_source(o, OPT_FANOUT) :
+				  "computed (auto)";
+	const char *nnodes_from = strcmp(c->fanout, "array") == 0 && *o->value[OPT_NNODES] ?
+				  option_source(o, OPT_NNODES) : c->facts_from;
+	size_t i;
 	int rc = 0;
 
-	snprintf(rank, sizeof(rank), "%ld", c->rank);
-	snprintf(nnodes, sizeof(nnodes), "%ld", c->nnodes);
-	snprintf(port, sizeof(port), "%ld", c->master_port);
-	snprintf(collect, sizeof(collect), "%ld", c->collect_job_id);
-	rc |= set(ctx, "MAD_MODEL", o->value[OPT_MODEL]);
-	rc |= set(ctx, "MAD_SCHEDULER", c->scheduler);
-	rc |= set(ctx, "MAD_FANOUT", c->fanout);
-	rc |= set(ctx, "NODE_RANK", rank);
-	rc |= set(ctx, "MAD_NODE_RANK", rank);
-	rc |= set(ctx, "RANK", rank);
-	rc |= set(ctx, "NNODES", nnodes);
-	rc |= set(ctx, "MAD_TOTAL_NODES", nnodes);
-	rc |= set(ctx, "WORLD_SIZE", nnodes);
+	for (i = 0; i < sizeof(values) / sizeof(*values); i++)
+		snprintf(num[i], sizeof(num[i]), "%ld", values[i]);
+	snprintf(task_from, sizeof(task_from), "%s", c->task_facts ? c->facts_from : "computed");
+	rc |= set(ctx, "MAD_MODEL", o->value[OPT_MODEL], option_source(o, OPT_MODEL));
+	rc |= set(ctx, "MAD_SCHEDULER", c->scheduler, sched_from);
+	rc |= set(ctx, "MAD_FANOUT", c->fanout, fanout_from);
+	rc |= set(ctx, "NODE_RANK", num[0], c->facts_from);
+	rc |= set(ctx, "MAD_NODE_RANK", num[0], c->facts_from);
+	rc |= set(ctx, "NNODES", num[1], nnodes_from);
+	rc |= set(ctx, "MAD_TOTAL_NODES", num[1], nnodes_from);
+	rc |= set(ctx, "RANK", num[2], task_from);
+	rc |= set(ctx, "WORLD_SIZE", num[3], task_from);
+	rc |= set(ctx, "LOCAL_RANK", num[4], task_from);
+	rc |= set(ctx, "LOCAL_WORLD_SIZE", num[5], task_from);
 	if (*c->master_addr)
-		rc |= set(ctx, "MASTER_ADDR", c->master_addr);
-	rc |= set(ctx, "MASTER_PORT", port);
-	rc |= set(ctx, "MAD_COLLECT_JOB_ID", collect);
+		rc |= set(ctx, "MASTER_ADDR", c->master_addr, c->addr_from);
+	rc |= set(ctx, "MASTER_PORT", num[6], c->port_from);
+	/* The port option, for this job's srun steps, whose environment then
+	 * comes from inside a mad job: the user's own MASTER_PORT must reach
+	 * them, and a parent job's (inherited by a nested job) must not. */
+	rc |= set(ctx, "MAD_MASTER_PORT", o->value[OPT_MASTER_PORT],
+		  option_source(o, OPT_MASTER_PORT));
+	if (c->gpus >= 0)
+		rc |= set(ctx, "MAD_GPUS_PER_NODE", num[8], c->gpus_from);
+	rc |= set(ctx, "MAD_NPROC_PER_NODE", num[9], c->nproc_from);
+	rc |= set(ctx, "MAD_COLLECT_JOB_ID", num[7], c->facts_from);
 	if (*c->run_dir) {
-		rc |= set(ctx, "MAD_RUN_DIR", c->run_dir);
-		rc |= set(ctx, "MAD_JOB_DIR", c->job_dir);
+		rc |= set(ctx, "MAD_RUN_DIR", c->run_dir, option_source(o, OPT_RUN_DIR));
+		rc |= set(ctx, "MAD_JOB_DIR", c->job_dir, "computed");
 	}
-	rc |= set(ctx, "MAD_ENV_FROM", env_from);
+	rc |= set(ctx, "MAD_ENV_FROM", env_from, "computed");
 	return rc ? -1 : 0;
 }

@@ -1,9 +1,21 @@
 /* contract.h: the environment every task of a mad job sees (SPEC §3),
  * computed from the options and the facts of the allocation.  The plugin
- * and mad-env gather the facts their own way and share everything else. */
+ * and mad-env gather the facts their own way and share everything else.
+ *
+ * Two levels, right in every launch shape:
+ *  - node level (NODE_RANK, NNODES, MASTER_ADDR, MASTER_PORT,
+ *    MAD_GPUS_PER_NODE, MAD_NPROC_PER_NODE): the same in every task of a
+ *    node, for one agent per node (torchrun, deepspeed, ...);
+ *  - process level (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE): this
+ *    task among all tasks of its step, for one task per process (srun
+ *    --ntasks-per-node=G with torch's env://).  With one task per node the
+ *    two are equal.
+ * Facts (ranks, counts, rank 0's address) replace inherited values; the
+ * choices (port, interface) follow the option order of options.h. */
 #ifndef MAD_CONTRACT_H
 #define MAD_CONTRACT_H
 
+#include "netaddr.h"
 #include "options.h"
 
 #include <stddef.h>
@@ -16,11 +28,21 @@ struct mad_facts {
 	int has_spur_job_id;        /* SPUR_JOB_ID in the job env */
 	long job_id;                /* SLURM_JOB_ID */
 	long array_job_id, array_task_id, array_task_min, array_task_count;
-	int batch_step;             /* the batch script, not an srun step */
+	int batch_step;             /* SLURM's batch script, not an srun step */
+	long step_id;               /* srun step id; MAD_NONE outside a step */
 	long node_id, nnodes;       /* step-relative; batch: none */
 	long job_nnodes;            /* SLURM_JOB_NUM_NODES */
 	const char *nodelist;       /* the step's list, else the job's */
 	long restart_count;
+	/* this task in its step (srun steps only) */
+	long task_id, ntasks;       /* SLURM_PROCID, the step's task count */
+	long local_id, local_ntasks; /* SLURM_LOCALID, tasks of the step here */
+	long node_tasks;            /* tasks per node of the allocation here */
+	long inherited_nproc;       /* MAD_NPROC_PER_NODE this job's batch step set */
+	long resv_port;             /* first of SLURM_STEP_RESV_PORTS */
+	long gpus;                  /* mad_gpus_detect(), -1 unknown */
+	const char *gpus_from;
+	char nccl_ifnames[256];     /* NCCL_SOCKET_IFNAME */
 };
 
 void mad_facts_init(struct mad_facts *f);
@@ -28,43 +50,73 @@ void mad_facts_init(struct mad_facts *f);
 /* Fills F from the job environment alone (what mad-env has, and what the
  * plugin starts from before it asks SPANK): SLURM_JOB_ID, SLURM_NODEID or
  * SPUR_NODE_RANK, SLURM_NNODES, SLURM_JOB_NUM_NODES, SLURM_ARRAY_*,
- * SLURM_RESTART_COUNT, SPUR_JOB_ID, and the step's node list, else the
- * job's, copied into NODELIST.  A batch script is told by the absence of
- * SLURM_STEP_ID; on spur it runs on every node and has its node's rank. */
+ * SLURM_RESTART_COUNT, SPUR_JOB_ID, in an srun step SLURM_STEP_ID,
+ * SLURM_PROCID, SLURM_LOCALID, SLURM_STEP_NUM_TASKS and
+ * SLURM_STEP_TASKS_PER_NODE, the GPUs (gpus.h), and the step's node list,
+ * else the job's, copied into NODELIST.  A batch script is told by the
+ * absence of SLURM_STEP_ID; on spur it runs on every node and has its
+ * node's rank. */
 void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 			char *nodelist, size_t size);
+
+/* The count for node INDEX in a SLURM tasks-per-node list ("2(x3),1"), or
+ * MAD_NONE when SPEC is malformed or too short. */
+long mad_tasks_on_node(const char *spec, long index);
 
 struct mad_contract {
 	const char *scheduler;      /* "slurm" or "spur" */
 	const char *fanout;         /* "nodes" or "array" */
-	long rank, nnodes;
+	const char *facts_from;     /* "SLURM" or "spur": who told the ranks */
+	long rank, nnodes;          /* node level */
+	long task_rank, world_size; /* process level */
+	long local_rank, local_world_size;
+	int task_facts;             /* process level from the scheduler's task ids */
 	long collect_job_id;
+	long step_id;               /* MAD_NONE: the batch script (or spur's) */
 	long master_port;
+	char port_from[96];
 	char master_host[256];      /* rank 0's node name (nodes fan-out) */
-	char master_addr[64];       /* "" until known (array: rendezvous) */
+	char master_addr[MAD_ADDR_MAX]; /* "" until known (rendezvous) */
+	char addr_from[512];
+	int needs_rendezvous;       /* rank 0's address comes by the run folder */
+	char nccl_ifnames[256];     /* NCCL_SOCKET_IFNAME, for rank 0's address */
+	long gpus;                  /* -1 unknown */
+	const char *gpus_from;
+	long nproc;
+	char nproc_from[64];
 	char run_dir[MAD_VALUE_MAX]; /* "" without a run folder */
 	char job_dir[MAD_VALUE_MAX + 48];
+	char record[32];            /* the step's rendezvous record in job_dir */
 	long markers_expected;      /* done_rank files the job will leave */
 	long timeout;
 };
 
-/* Everything that needs no waiting: scheduler, fan-out, rank, counts, ids,
- * port, folders, and MASTER_ADDR in nodes fan-out (rank 0's node, resolved).
+/* Everything that needs no waiting: scheduler, fan-out, both levels,
+ * ids, port, folders, GPUs, and MASTER_ADDR in nodes fan-out (rank 0's
+ * node, resolved; never loopback in a multi-node job).
  * 0, or -1 with ERR saying what is missing or wrong. */
 int mad_contract_compute(const struct mad_options *opts,
 			 const struct mad_facts *facts, struct mad_contract *c,
 			 char *err, size_t size);
 
-/* Array fan-out: rank 0 publishes its own address in the job folder; the
- * other ranks read it, waiting up to the timeout when WAIT (else a missing
- * record leaves them pending).  NCCL_IFNAMES is NCCL_SOCKET_IFNAME's value.
+/* When c->needs_rendezvous: rank 0's node finds its own address (iface,
+ * addr-suffix, NCCL_SOCKET_IFNAME, default route) and its first task
+ * publishes it in the job folder; the other nodes read it, waiting up to
+ * the timeout when WAIT (else a missing record leaves them pending).
  * 0 with c->master_addr set, 1 pending, -1 with ERR. */
 int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract *c,
-			    const char *nccl_ifnames, int wait, char *err,
-			    size_t size);
+			    int wait, char *err, size_t size);
 
-/* Calls SET(name, value) for every variable of the contract. */
-typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value);
+/* Process rank 0 checks that MASTER_PORT can be bound on its node now, so
+ * a busy port fails at once, naming port and node, instead of a launcher
+ * timing out.  0 (also on every other rank), or -1 with ERR. */
+int mad_contract_check_port(const struct mad_contract *c, char *err, size_t size);
+
+/* Calls SET(name, value, source) for every variable of the contract;
+ * SOURCE says where the value came from (option, env, user, site,
+ * default, SLURM, spur, rendezvous, computed), for mad-env --explain. */
+typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value,
+			     const char *source);
 int mad_contract_export(const struct mad_options *opts,
 			const struct mad_contract *c, const char *env_from,
 			mad_setenv_fn set, void *ctx);

@@ -23,9 +23,13 @@ static const struct opt_def defs[OPT_COUNT] = {
 	[OPT_NNODES] = { "nnodes", "N",
 		"node count in array fan-out (default: the array size)", NULL },
 	[OPT_MASTER_PORT] = { "master-port", "PORT|auto",
-		"MASTER_PORT (default 29500; auto: from the job id)", "29500" },
+		"MASTER_PORT (default auto: the step's reserved port, else from job and step id)", "auto" },
 	[OPT_IFACE] = { "iface", "IFACE",
-		"interface for rank 0's address in array fan-out", NULL },
+		"interface whose address rank 0 gives as MASTER_ADDR", NULL },
+	[OPT_ADDR_SUFFIX] = { "addr-suffix", "SUFFIX",
+		"appended to rank 0's host name before resolving it (e.g. -ib)", NULL },
+	[OPT_NPROC_PER_NODE] = { "nproc-per-node", "N|gpu|auto",
+		"MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)", "auto" },
 	[OPT_RUN_DIR] = { "run-dir", "DIR",
 		"shared folder for rendezvous and completion markers", NULL },
 	[OPT_TIMEOUT] = { "timeout", "SECONDS",
@@ -51,8 +55,8 @@ const char *mad_opt_flag(enum mad_opt opt)
 {
 	static const char *const flags[OPT_COUNT] = {
 		"--mad-model", "--mad-scheduler", "--mad-fanout", "--mad-nnodes",
-		"--mad-master-port", "--mad-iface", "--mad-run-dir",
-		"--mad-timeout",
+		"--mad-master-port", "--mad-iface", "--mad-addr-suffix",
+		"--mad-nproc-per-node", "--mad-run-dir", "--mad-timeout",
 	};
 	return flags[opt];
 }
@@ -91,8 +95,8 @@ void mad_opt_spank_env_name(enum mad_opt opt, char *buf, size_t size)
 const char *mad_source_name(enum mad_source src)
 {
 	static const char *const names[] = {
-		"unset", "command line", "SLURM_SPANK option env", "environment",
-		"plugstack.conf", "default",
+		"unset", "option", "option (SLURM's env form)", "env", "user",
+		"site", "default",
 	};
 	return names[src];
 }
@@ -185,6 +189,17 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 			if (!is_name_char(value[i], "._:-"))
 				why = "is not a network interface name (A-Z a-z 0-9 . _ : -)";
 		break;
+	case OPT_ADDR_SUFFIX:
+		if (len == 0 || len > 63)
+			why = "is not a host name suffix (1 to 63 characters)";
+		for (i = 0; !why && i < len; i++)
+			if (!is_name_char(value[i], "._-"))
+				why = "is not a host name suffix (A-Z a-z 0-9 . _ -)";
+		break;
+	case OPT_NPROC_PER_NODE:
+		if (strcmp(value, "auto") && strcmp(value, "gpu") && parse_range(value, 1, 4096, &n))
+			why = "is not a number between 1 and 4096, nor gpu or auto";
+		break;
 	case OPT_RUN_DIR:
 		if (value[0] != '/')
 			why = "is not an absolute path";
@@ -225,7 +240,7 @@ static int plugstack_known(char *err, size_t size, const char *arg)
 
 	shown(v, sizeof(v), arg);
 	snprintf(err, size,
-		 "plugstack.conf: unknown argument '%s' (known: model, scheduler, fanout, nnodes, master-port, iface, run-dir, timeout, as key=value)",
+		 "plugstack.conf: unknown argument '%s' (known: model, scheduler, fanout, nnodes, master-port, iface, addr-suffix, nproc-per-node, run-dir, timeout, as key=value)",
 		 v);
 	return -1;
 }
@@ -263,6 +278,8 @@ static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
 				mad_opt_spank_env_name(opt, name, sizeof(name));
 			else if (src == SRC_ENV)
 				mad_opt_env_name(opt, name, sizeof(name));
+			else if (src == SRC_USER)
+				snprintf(name, sizeof(name), "MASTER_PORT in the submit environment");
 			else
 				snprintf(name, sizeof(name), "plugstack.conf");
 			snprintf(err, size, "%s (from %s)", sub, name);
@@ -312,20 +329,33 @@ static int from_env(struct mad_options *opts, enum mad_opt opt,
 	return take(opts, opt, buf, src, err, size) ? -1 : 1;
 }
 
-/* MAD_ENV_FROM came with the submit environment of a job started from
- * inside another mad job, unless its MAD_COLLECT_JOB_ID is this job's own
- * (mad-env running in a job the plugin already set up). */
-static int inherited_from_other_job(mad_getenv_fn getenv_fn, void *ctx)
+enum mad_env_origin mad_env_origin(mad_getenv_fn getenv_fn, void *ctx)
 {
 	char from[16], collect[32], id[32];
 
 	if (getenv_fn(ctx, "MAD_ENV_FROM", from, sizeof(from)) == 0)
-		return 0;
+		return MAD_ENV_FRESH;
 	if (getenv_fn(ctx, "MAD_COLLECT_JOB_ID", collect, sizeof(collect)) != 1)
-		return 1;
+		return MAD_ENV_OTHER_JOB;
 	if (getenv_fn(ctx, "SLURM_ARRAY_JOB_ID", id, sizeof(id)) == 1 && !strcmp(id, collect))
+		return MAD_ENV_OWN_JOB;
+	if (getenv_fn(ctx, "SLURM_JOB_ID", id, sizeof(id)) == 1 && !strcmp(id, collect))
+		return MAD_ENV_OWN_JOB;
+	return MAD_ENV_OTHER_JOB;
+}
+
+/* spur sets MASTER_PORT=29500 itself in every multi-node job
+ * (spur-core spur_env.rs): there it is not the user's. */
+static int spur_set_master_port(mad_getenv_fn getenv_fn, void *ctx)
+{
+	char buf[32];
+
+	if (getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) == 0)
 		return 0;
-	return !(getenv_fn(ctx, "SLURM_JOB_ID", id, sizeof(id)) == 1 && !strcmp(id, collect));
+	if (getenv_fn(ctx, "SLURM_JOB_NUM_NODES", buf, sizeof(buf)) != 1 &&
+	    getenv_fn(ctx, "SLURM_NNODES", buf, sizeof(buf)) != 1)
+		return 0;
+	return atol(buf) > 1;
 }
 
 int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
@@ -333,12 +363,15 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUN
 			char *const av[], char *err, size_t size)
 {
 	char name[96];
-	int i, k, rc, from_mad_job;
+	int i, k, rc, from_mad_job, fresh;
+	enum mad_env_origin origin;
 
 	memset(opts, 0, sizeof(*opts));
 	if (mad_plugstack_check(ac, av, err, size))
 		return -1;
-	from_mad_job = inherited_from_other_job(getenv_fn, ctx);
+	origin = mad_env_origin(getenv_fn, ctx);
+	from_mad_job = origin == MAD_ENV_OTHER_JOB;
+	fresh = origin == MAD_ENV_FRESH;
 
 	for (i = 0; i < OPT_COUNT; i++) {
 		enum mad_opt opt = (enum mad_opt)i;
@@ -354,6 +387,9 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUN
 			mad_opt_env_name(opt, name, sizeof(name));
 			rc = from_env(opts, opt, name, SRC_ENV, getenv_fn, ctx, err, size);
 		}
+		if (rc == 0 && opt == OPT_MASTER_PORT && fresh &&
+		    !spur_set_master_port(getenv_fn, ctx))
+			rc = from_env(opts, opt, "MASTER_PORT", SRC_USER, getenv_fn, ctx, err, size);
 		if (rc < 0)
 			return -1;
 		if (rc > 0)

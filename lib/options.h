@@ -2,7 +2,8 @@
  * comes from.  SPEC order, first present wins:
  *   1. the command line / #SBATCH (--mad-X=V)
  *   2. SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_X (SLURM's env form)
- *   3. MAD_X in the job environment
+ *   3. MAD_X in the job environment (and, for master-port only, the user's
+ *      own MASTER_PORT: source "user")
  *   4. X=V on the plugin's plugstack.conf line (site default)
  *   5. the built-in default
  * A value is checked wherever it comes from; a bad one is an error that
@@ -19,6 +20,8 @@ enum mad_opt {
 	OPT_NNODES,
 	OPT_MASTER_PORT,
 	OPT_IFACE,
+	OPT_ADDR_SUFFIX,
+	OPT_NPROC_PER_NODE,
 	OPT_RUN_DIR,
 	OPT_TIMEOUT,
 	OPT_COUNT
@@ -29,6 +32,7 @@ enum mad_source {
 	SRC_CLI,
 	SRC_SPANK_ENV,
 	SRC_ENV,
+	SRC_USER,       /* MASTER_PORT from the submit environment */
 	SRC_PLUGSTACK,
 	SRC_DEFAULT,
 };
@@ -63,12 +67,23 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size);
 typedef int (*mad_getenv_fn)(void *ctx, const char *name, char *buf,
 			     size_t size);
 
+/* Whether the environment comes from inside a mad job: MAD_ENV_FROM is
+ * absent (FRESH), or set by this very job (OWN_JOB: mad-env in a job the
+ * plugin set up, or an srun step under its batch script), or by another
+ * job (OTHER_JOB: a job submitted from inside a mad job).  This job is
+ * MAD_COLLECT_JOB_ID against SLURM_ARRAY_JOB_ID or SLURM_JOB_ID. */
+enum mad_env_origin { MAD_ENV_FRESH, MAD_ENV_OWN_JOB, MAD_ENV_OTHER_JOB };
+enum mad_env_origin mad_env_origin(mad_getenv_fn getenv_fn, void *ctx);
+
 /* Fills OPTS from the five sources.  CLI[i] is the command-line value of
  * option i or NULL; PLUGSTACK is the plugin's argv (AC entries).  Returns 0,
  * or -1 with ERR naming the option, the source and the problem.  When the
  * environment carries MAD_ENV_FROM of another job (a job submitted from
  * inside a mad job: MAD_COLLECT_JOB_ID is not this job's), only MAD_MODEL
- * and MAD_RUN_DIR are read from MAD_*: the rest describe the parent job. */
+ * and MAD_RUN_DIR are read from MAD_*: the rest describe the parent job.
+ * The user's own MASTER_PORT counts (SRC_USER, after MAD_MASTER_PORT) only
+ * in a FRESH environment, and not on a multi-node spur job, where spur
+ * itself sets MASTER_PORT=29500 (spur-core spur_env.rs). */
 int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
 			mad_getenv_fn getenv_fn, void *ctx, int ac,
 			char *const av[], char *err, size_t size);

@@ -1,6 +1,7 @@
 /* rendezvous.c: see rendezvous.h. */
 #include "rendezvous.h"
 #include "clock.h"
+#include "netaddr.h"
 #include "strbuf.h"
 
 #include <dirent.h>
@@ -13,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RECORD "rendezvous"
 
 /* Joins A "/" B into OUT with memcpy only (async-signal-safe). */
 static int join(char *out, size_t size, const char *a, const char *b)
@@ -97,21 +97,22 @@ int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
 	return 0;
 }
 
-int mad_rdzv_publish(const char *job_dir, const struct mad_rdzv *r,
-		     char *err, size_t size)
+int mad_rdzv_publish(const char *job_dir, const char *record,
+		     const struct mad_rdzv *r, char *err, size_t size)
 {
 	char buf[512];
 	int len, rc;
 
-	len = snprintf(buf, sizeof(buf), "addr=%s\nport=%ld\nhost=%s\njob=%ld\nnnodes=%ld\n",
-		       r->addr, r->port, r->host, r->job_id, r->nnodes);
+	len = snprintf(buf, sizeof(buf),
+		       "addr=%s\nport=%ld\nhost=%s\njob=%ld\nnnodes=%ld\ntasks_per_node=%ld\n",
+		       r->addr, r->port, r->host, r->job_id, r->nnodes, r->tasks_per_node);
 	if (len < 0 || (size_t)len >= sizeof(buf)) {
 		snprintf(err, size, "rendezvous record too long");
 		return -1;
 	}
 	/* Replaced, not kept: a record left by an earlier job with the same id
 	 * (a controller whose state was reset) must not win over rank 0's. */
-	rc = mad_write_file(job_dir, RECORD, buf, (size_t)len, 1);
+	rc = mad_write_file(job_dir, record, buf, (size_t)len, 1);
 	if (rc) {
 		snprintf(err, size, "cannot write the rendezvous record in '%s': %s",
 			 job_dir, strerror(-rc));
@@ -120,24 +121,14 @@ int mad_rdzv_publish(const char *job_dir, const struct mad_rdzv *r,
 	return 0;
 }
 
-static int valid_addr(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
-			return 0;
-	return i > 6 && i < 16;
-}
-
-int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
-		  size_t size)
+int mad_rdzv_read(const char *job_dir, const char *record, struct mad_rdzv *r,
+		  char *err, size_t size)
 {
 	char path[4096], buf[1024], *line, *save = NULL;
 	ssize_t n;
 	int fd, have = 0;
 
-	if (join(path, sizeof(path), job_dir, RECORD))
+	if (join(path, sizeof(path), job_dir, record))
 		return 0;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -150,7 +141,7 @@ int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
 	}
 	buf[n] = '\0';
 	memset(r, 0, sizeof(*r));
-	r->port = r->job_id = r->nnodes = -1;
+	r->port = r->job_id = r->nnodes = r->tasks_per_node = -1;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *eq = strchr(line, '=');
 
@@ -167,16 +158,18 @@ int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
 			r->job_id = atol(eq), have |= 4;
 		else if (!strcmp(line, "nnodes"))
 			r->nnodes = atol(eq);
+		else if (!strcmp(line, "tasks_per_node"))
+			r->tasks_per_node = atol(eq);
 	}
-	if (have != 7 || !valid_addr(r->addr) || r->port < 1 || r->port > 65535) {
+	if (have != 7 || !mad_addr_valid(r->addr) || r->port < 1 || r->port > 65535) {
 		snprintf(err, size, "the rendezvous record '%s' is malformed", path);
 		return -1;
 	}
 	return 1;
 }
 
-int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
-		  struct mad_rdzv *r, char *err, size_t size)
+int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, long rank,
+		  long timeout, struct mad_rdzv *r, char *err, size_t size)
 {
 	double start = mad_monotonic(), delay = 0.02, waited;
 	char last[256] = "no record";
@@ -187,7 +180,7 @@ int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
 
 		if (d)
 			closedir(d);
-		rc = mad_rdzv_read(job_dir, r, last, sizeof(last));
+		rc = mad_rdzv_read(job_dir, record, r, last, sizeof(last));
 		if (rc == 1 && r->job_id == job_id)
 			return 0;
 		if (rc == 1)
@@ -207,7 +200,7 @@ int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
 			delay * 1.5;
 	}
 	snprintf(err, size,
-		 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/" RECORD "' and found %s; is rank 0 running? (squeue -j %ld)",
-		 rank, mad_monotonic() - start, timeout, job_dir, last, job_id);
+		 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/%s' and found %s; is rank 0 running? (squeue -j %ld)",
+		 rank, mad_monotonic() - start, timeout, job_dir, record, last, job_id);
 	return -1;
 }

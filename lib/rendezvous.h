@@ -6,28 +6,34 @@
 
 #include <stddef.h>
 
+/* The batch script's record (and spur's, which has no steps); an srun
+ * step S writes "rendezvous.S", since each step has its own port and
+ * task count. */
+#define MAD_RDZV_RECORD "rendezvous"
+
 struct mad_rdzv {
-	char addr[64];
+	char addr[64];              /* IPv4 or IPv6, as text */
 	long port;
 	char host[256];
 	long job_id;
 	long nnodes;
+	long tasks_per_node;        /* rank 0's; -1 in a record without it */
 };
 
 /* Creates JOB_DIR (one level below an existing RUN_DIR) if needed. */
 int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
 		     size_t size);
-int mad_rdzv_publish(const char *job_dir, const struct mad_rdzv *r,
-		     char *err, size_t size);
+int mad_rdzv_publish(const char *job_dir, const char *record,
+		     const struct mad_rdzv *r, char *err, size_t size);
 /* 1 and *R when a record is there, 0 when not yet, -1 (ERR) when it is
  * unreadable or malformed. */
-int mad_rdzv_read(const char *job_dir, struct mad_rdzv *r, char *err,
-		  size_t size);
+int mad_rdzv_read(const char *job_dir, const char *record, struct mad_rdzv *r,
+		  char *err, size_t size);
 /* Waits up to TIMEOUT seconds for a record of JOB_ID, re-reading the
  * folder with backoff (so NFS caches refresh).  0, or -1 with ERR naming
  * the rank, the folder and the time waited. */
-int mad_rdzv_wait(const char *job_dir, long job_id, long rank, long timeout,
-		  struct mad_rdzv *r, char *err, size_t size);
+int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, long rank,
+		  long timeout, struct mad_rdzv *r, char *err, size_t size);
 
 /* Writes NAME in DIR with CONTENT atomically: a temporary file opened with
  * O_EXCL|O_NOFOLLOW, fsync, then rename() (REPLACE) or link(), which keeps

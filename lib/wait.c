@@ -151,7 +151,7 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected,
 		j->expected_from = "--nnodes";
 	} else if (has_expected && read_count(dirfd, "expected", &j->expected) == 0) {
 		j->expected_from = "the job folder's 'expected' file";
-	} else if (has_record && mad_rdzv_read(j->dir, &rec, err, sizeof(err)) == 1 &&
+	} else if (has_record && mad_rdzv_read(j->dir, MAD_RDZV_RECORD, &rec, err, sizeof(err)) == 1 &&
 		   rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
 		j->expected = rec.nnodes;
 		j->expected_from = "the rendezvous record";

@@ -144,8 +144,10 @@ static int job_getenv(void *ctx, const char *name, char *buf, size_t size)
 	return rc == ESPANK_NOSPACE ? -1 : 0;
 }
 
-static int job_setenv(void *ctx, const char *name, const char *value)
+static int job_setenv(void *ctx, const char *name, const char *value,
+		      const char *source)
 {
+	(void)source;
 	return spank_setenv((spank_t)ctx, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
@@ -171,12 +173,15 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 	return mad_options_model_asked(cli, job_getenv, sp, ac, av) ? -1 : 0;
 }
 
-/* The facts from the job env (lib), then what SPANK knows better on SLURM.
- * spur answers S_JOB_STEPID, S_JOB_NNODES and S_JOB_NODEID with 0 and
- * success, so those count only where the host is SLURM. */
+/* The facts from the job env (lib), then what SPANK knows better on SLURM:
+ * the step and, for an srun step, its node and this task's ids
+ * (S_TASK_GLOBAL_ID, S_JOB_TOTAL_TASK_COUNT, S_TASK_ID,
+ * S_JOB_LOCAL_TASK_COUNT).  spur answers S_JOB_STEPID, S_JOB_NNODES,
+ * S_JOB_NODEID and the task counts with 0 and success and lacks the task
+ * ids, so those count only where the host is SLURM. */
 static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t size)
 {
-	uint32_t u32;
+	uint32_t u32, step;
 	int slurm = spank_option_register != NULL;
 
 	mad_facts_from_env(f, job_getenv, sp, nodelist, size);
@@ -185,16 +190,29 @@ static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t si
 		f->job_id = u32;
 	if (!slurm)
 		return;
-	f->batch_step = spank_get_item(sp, S_JOB_STEPID, &u32) == ESPANK_SUCCESS &&
-			u32 == BATCH_STEP;
-	if (!f->batch_step && spank_get_item(sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS &&
-	    u32 > 0) {
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return;
+	f->batch_step = step == BATCH_STEP;
+	if (f->batch_step) {
+		f->step_id = f->task_id = f->ntasks = f->local_id = f->local_ntasks = MAD_NONE;
+		if (job_getenv(sp, "SLURM_JOB_NODELIST", nodelist, size) != 1)
+			nodelist[0] = '\0';
+		return;
+	}
+	f->step_id = step < 0x7fffffffU ? (long)step : MAD_NONE;
+	if (spank_get_item(sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS && u32 > 0) {
 		f->nnodes = u32;
 		if (spank_get_item(sp, S_JOB_NODEID, &u32) == ESPANK_SUCCESS)
 			f->node_id = u32;
 	}
-	if (f->batch_step && job_getenv(sp, "SLURM_JOB_NODELIST", nodelist, size) != 1)
-		nodelist[0] = '\0';
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &u32) == ESPANK_SUCCESS)
+		f->task_id = u32;
+	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &u32) == ESPANK_SUCCESS && u32 > 0)
+		f->ntasks = u32;
+	if (spank_get_item(sp, S_TASK_ID, &u32) == ESPANK_SUCCESS)
+		f->local_id = u32;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &u32) == ESPANK_SUCCESS && u32 > 0)
+		f->local_ntasks = f->node_tasks = u32;
 }
 
 /* A task waiting for rank 0 has not exec'd yet: it is still named
@@ -212,22 +230,20 @@ static void make_killable_while_waiting(void)
 	signal(SIGINT, SIG_DFL);
 }
 
-/* Array fan-out: rank 0 publishes its address; peers wait for it.  On
- * spur this runs as root inside spurd: it touches no file in the user's
- * run folder and never blocks, so every rank is left pending and
+/* Rank 0's address by the run folder (array fan-out, or --mad-iface in
+ * nodes fan-out): rank 0's node publishes it; peers wait for it.  On spur
+ * this runs as root inside spurd: it touches no file in the user's run
+ * folder and never blocks, so every rank is left pending and
  * eval "$(mad-env)", running as the user in the job, publishes or waits. */
 static int rendezvous(spank_t sp, const struct mad_options *o,
 		      const struct mad_facts *f, struct mad_contract *c,
 		      char *err, size_t size)
 {
-	char nccl[256] = "";
-
 	if (f->host_lacks_options)
-		return job_setenv(sp, "MAD_RENDEZVOUS", "pending");
-	job_getenv(sp, "NCCL_SOCKET_IFNAME", nccl, sizeof(nccl));
+		return job_setenv(sp, "MAD_RENDEZVOUS", "pending", NULL);
 	if (c->rank != 0)
 		make_killable_while_waiting();
-	return mad_contract_rendezvous(o, c, nccl, 1, err, size);
+	return mad_contract_rendezvous(o, c, 1, err, size);
 }
 
 /* A failure this task's marker should record (we are the user here). */
@@ -282,7 +298,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		mad_error("%s", err);
 		return fail_task(sp, err);
 	}
-	if (strcmp(c.fanout, "array") == 0 && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
+	if (c.needs_rendezvous && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
+		mark_failure(&c, &f, err);
+		mad_error("%s", err);
+		return fail_task(sp, err);
+	}
+	/* a busy port fails rank 0 now, not a launcher 30 minutes later */
+	if (mad_contract_check_port(&c, err, sizeof(err))) {
 		mark_failure(&c, &f, err);
 		mad_error("%s", err);
 		return fail_task(sp, err);

@@ -57,28 +57,9 @@ struct out {
 	int mode;               /* 0 exports, 1 explain, 2 json */
 	struct strbuf text;
 	cJSON *json;
-	const struct mad_options *opts;
 };
 
-static const char *source_of(const struct mad_options *o, const char *name)
-{
-	static const struct { const char *var; enum mad_opt opt; } from_option[] = {
-		{ "MAD_MODEL", OPT_MODEL }, { "MASTER_PORT", OPT_MASTER_PORT },
-		{ "MAD_RUN_DIR", OPT_RUN_DIR },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(from_option) / sizeof(*from_option); i++)
-		if (!strcmp(name, from_option[i].var))
-			return mad_source_name(o->source[from_option[i].opt]);
-	if (!strcmp(name, "MASTER_ADDR"))
-		return "rank 0's node or rendezvous record";
-	if (!strcmp(name, "MAD_SCHEDULER") || !strcmp(name, "MAD_FANOUT"))
-		return "option or detection";
-	return "the allocation";
-}
-
-static int emit(void *ctx, const char *name, const char *value)
+static int emit(void *ctx, const char *name, const char *value, const char *source)
 {
 	struct out *o = ctx;
 
@@ -96,7 +77,7 @@ static int emit(void *ctx, const char *name, const char *value)
 		sb_addc(&o->text, '=');
 		sb_adds(&o->text, value);
 		sb_adds(&o->text, "    # ");
-		sb_adds(&o->text, source_of(o->opts, name));
+		sb_adds(&o->text, source);
 		sb_addc(&o->text, '\n');
 		break;
 	default:
@@ -154,7 +135,7 @@ int main(int argc, char **argv)
 	static struct mad_plugstack site;
 	char **site_av;
 	int site_ac;
-	struct out out = { 0, STRBUF_INIT, NULL, &opts };
+	struct out out = { 0, STRBUF_INIT, NULL };
 	struct mad_facts facts;
 	struct mad_contract c;
 	char err[2048];
@@ -189,9 +170,9 @@ int main(int argc, char **argv)
 			      site_av, err, sizeof(err));
 	if (rc)
 		return fail(err);
-	if (strcmp(c.fanout, "array") == 0 &&
-	    mad_contract_rendezvous(&opts, &c, getenv("NCCL_SOCKET_IFNAME"), 1, err,
-				    sizeof(err)))
+	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
+		return fail(err);
+	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
 		return fail(err);
 	if (check)
 		return run_check(&opts, &c, check_seconds);

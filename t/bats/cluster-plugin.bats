@@ -35,7 +35,7 @@ submit() {
 	jobid=$(awk '/^contract/ { for (i = 1; i <= NF; i++) if ($i ~ /^collect=/) print substr($i, 9) }' "$out" | sort -u)
 	[[ $jobid =~ ^[0-9]+$ ]]
 	for r in 0 1 2 3; do
-		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=10\.213\.47\.11 port=29500 collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
+		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=10\.213\.47\.11 port=$((20000 + (jobid * 64 + 1) % 9000)) collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
 			[[ $MAD_CLUSTER_MODE != netns ]]
 	done
 	grep -qx 'exchange ok: ranks 1..3' "$out"
@@ -111,19 +111,26 @@ submit() {
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
 }
 
-@test "a job submitted from inside a mad job gets its own rank, size and ids" {
-	submit --nodes=4 --mad-model=outer --mad-master-port=auto --wrap '
+@test "the user's MASTER_PORT reaches every task; a job submitted from inside a mad job gets its own rank, size, ids and port" {
+	out=$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	run "$AS_USER" env MASTER_PORT=23456 timeout 120 sbatch --wait --output="$out" --nodes=4 \
+		--mad-model=outer --wrap '
 		echo "outer $SLURM_JOB_ID $NODE_RANK $NNODES $MASTER_PORT"
-		sbatch --wait --nodes=2 --output=inner-$SLURM_JOB_ID.out --wrap "srun -N2 bash -c \"echo inner \\\$SLURM_JOB_ID \\\$NODE_RANK \\\$NNODES \\\$MAD_COLLECT_JOB_ID \\\$MAD_MODEL\""'
+		srun -N4 bash -c "echo step \$RANK \$MASTER_PORT"
+		sbatch --wait --nodes=2 --output=inner-$SLURM_JOB_ID.out --wrap "srun -N2 bash -c \"echo inner \\\$SLURM_JOB_ID \\\$NODE_RANK \\\$NNODES \\\$MAD_COLLECT_JOB_ID \\\$MAD_MODEL \\\$RANK \\\$WORLD_SIZE \\\$MASTER_PORT\""'
 	cat "$out"
 	assert_success
-	read -r _ outer _ _ _ < <(grep '^outer' "$out")
+	read -r _ outer _ _ port < <(grep '^outer' "$out")
+	[[ $port == 23456 ]]
+	[[ $(grep -c '^step [0-3] 23456$' "$out") == 4 ]]
 	inner_out=$MAD_CLUSTER_SHARED/inner-$outer.out
 	cat "$inner_out"
 	inner=$(awk '{print $2}' "$inner_out" | sort -u)
 	[[ -n $inner && $inner != "$outer" ]]
-	grep -qx "inner $inner 0 2 $inner outer" "$inner_out"
-	grep -qx "inner $inner 1 2 $inner outer" "$inner_out"
+	inner_port=$((20000 + (inner * 64 + 1) % 9000))
+	grep -qx "inner $inner 0 2 $inner outer 0 2 $inner_port" "$inner_out"
+	grep -qx "inner $inner 1 2 $inner outer 1 2 $inner_port" "$inner_out"
 }
 
 @test "a job without a model is left alone" {

@@ -9,14 +9,14 @@ setup() {
 	run_dir=$BATS_TEST_TMPDIR/run
 	mkdir -p "$run_dir"
 	job=(env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=12 SLURM_JOB_NUM_NODES=2
-		'SLURM_JOB_NODELIST=localhost,other' MAD_RUN_DIR="$run_dir")
+		'SLURM_JOB_NODELIST=198.51.100.7,other' MAD_RUN_DIR="$run_dir")
 }
 
 @test "mad-env prints the contract as exports that dash and bash both read" {
 	for sh in dash bash; do
 		run "${job[@]}" "$sh" -c 'eval "$(mad-env)"; echo "$NODE_RANK $NNODES $MASTER_ADDR $MASTER_PORT $MAD_COLLECT_JOB_ID $MAD_JOB_DIR $MAD_ENV_FROM"'
 		assert_success
-		assert_output "0 2 127.0.0.1 29500 12 $run_dir/12 mad-env"
+		assert_output "0 2 198.51.100.7 $((20000 + 12 * 64)) 12 $run_dir/12 mad-env"
 	done
 }
 
@@ -51,11 +51,26 @@ setup() {
 @test "--explain names each source, --json is JSON" {
 	run "${job[@]}" MAD_MASTER_PORT=auto mad-env --explain
 	assert_success
-	assert_line 'MASTER_PORT=20012    # environment'
-	assert_line 'MAD_MODEL=m    # environment'
+	assert_line "MASTER_PORT=$((20000 + 12 * 64))    # env (auto: from job 12)"
+	assert_line 'MAD_MODEL=m    # env'
+	assert_line 'NODE_RANK=0    # SLURM'
+	assert_line 'RANK=0    # computed'
+	assert_line 'MASTER_ADDR=198.51.100.7    # SLURM (rank 0'"'"'s node 198.51.100.7, resolved)'
+	run "${job[@]}" MASTER_PORT=23456 mad-env --explain
+	assert_line 'MASTER_PORT=23456    # user'
+	assert_line 'MAD_MASTER_PORT=23456    # user'
+	run "${job[@]}" SLURM_STEP_ID=0 SLURM_PROCID=3 SLURM_STEP_NUM_TASKS=4 SLURM_LOCALID=1 \
+		SLURM_NODEID=1 SLURM_NNODES=2 'SLURM_STEP_TASKS_PER_NODE=2(x2)' \
+		'SLURM_STEP_NODELIST=198.51.100.7,other' mad-env --explain
+	assert_success
+	assert_line 'RANK=3    # SLURM'
+	assert_line 'WORLD_SIZE=4    # SLURM'
+	assert_line 'LOCAL_RANK=1    # SLURM'
+	assert_line 'LOCAL_WORLD_SIZE=2    # SLURM'
+	assert_line 'MAD_NPROC_PER_NODE=2    # computed (tasks per node)'
 	run "${job[@]}" mad-env --json
 	assert_success
-	python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["NNODES"] == "2" and d["MASTER_ADDR"] == "127.0.0.1"' <<<"$output"
+	python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["NNODES"] == "2" and d["MASTER_ADDR"] == "198.51.100.7" and d["WORLD_SIZE"] == "2"' <<<"$output"
 }
 
 @test "array fan-out: rank 0 publishes, a peer completes the rendezvous, a missing rank 0 times out" {

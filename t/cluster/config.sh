@@ -12,6 +12,12 @@
 : "${MAD_CLUSTER_SUBNET:=10.213.47}"         # /24: bridge .1, node k is .(10+k)
 : "${MAD_CLUSTER_BRIDGE:=madbr47}"           # host-side veths are <bridge>v<k> (<= 15 chars)
 : "${MAD_CLUSTER_NS_PREFIX:=madns47-}"       # namespace of node nK is <prefix>nK
+# A node number K: nK gets only an IPv6 address (no IPv4 on its eth0), every other node and
+# the bridge get one too (dual stack). Then SLURM (NodeAddr, SlurmctldHost) and every hosts
+# view use IPv6 addresses only: nK reaches no IPv4 address, and torch's gloo announces to its
+# peers the address each rank resolves for its own name. Empty (the default): IPv4 only.
+# Needs namespaces.
+: "${MAD_CLUSTER_IPV6_ONLY:=}"
 : "${MAD_CLUSTER_CTLD_PORT:=16817}"
 : "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
 : "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
@@ -30,6 +36,13 @@ case $MAD_CLUSTER_NETNS in
     *) echo "MAD_CLUSTER_NETNS must be auto, 0 or 1 (got '$MAD_CLUSTER_NETNS')" >&2; exit 2 ;;
 esac
 if [[ $MAD_CLUSTER_NETNS == 1 ]]; then MAD_CLUSTER_MODE=netns; else MAD_CLUSTER_MODE=loopback; fi
+if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then
+    [[ $MAD_CLUSTER_IPV6_ONLY =~ ^[1-9][0-9]{0,2}$ && $MAD_CLUSTER_IPV6_ONLY -le $MAD_CLUSTER_NODES ]] ||
+        { echo "MAD_CLUSTER_IPV6_ONLY must be a node number 1..$MAD_CLUSTER_NODES (got '$MAD_CLUSTER_IPV6_ONLY')" >&2; exit 2; }
+    [[ $MAD_CLUSTER_MODE == netns ]] ||
+        { echo "MAD_CLUSTER_IPV6_ONLY needs network namespaces (root, MAD_CLUSTER_NETNS=1)" >&2; exit 2; }
+fi
+export MAD_CLUSTER_IPV6_ONLY
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
     MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
@@ -44,10 +57,18 @@ mad_hosts_marker="# mad-cluster $MAD_CLUSTER_DIR"
 mad_die() { echo "mad-cluster: $*" >&2; exit 1; }
 mad_log() { echo "mad-cluster: $*"; }
 
+# IPv6 mode: a ULA prefix derived from the subnet ("mad" in hex, then its third octet), so
+# two clusters with distinct subnets never share one; node k is ::(10+k), the bridge ::1.
+mad_ipv6_prefix() { local third=${MAD_CLUSTER_SUBNET#*.}; echo "fd00:6d61:64:${third#*.}:"; }
+mad_node_addr4() { echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; }
+mad_node_addr6() { echo "$(mad_ipv6_prefix):$((10 + $1))"; }
+
 mad_node_addr() { # k -> address slurmd of node nK listens on
-    if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; else echo 127.0.0.1; fi
+    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then mad_node_addr6 "$1"; return; fi
+    if [[ $MAD_CLUSTER_MODE == netns ]]; then mad_node_addr4 "$1"; else echo 127.0.0.1; fi
 }
 mad_ctld_addr() {
+    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then echo "$(mad_ipv6_prefix):1"; return; fi
     if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo 127.0.0.1; fi
 }
 
@@ -77,6 +98,8 @@ mad_daemons() {
 # run/settings (stop and status source it, so they act on what really runs) and in env.sh.
 mad_settings() {
     local v
+    # Only when set, so the settings of a default cluster stay as they were.
+    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
     for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
         MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
         MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER; do

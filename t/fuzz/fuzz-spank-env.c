@@ -2,8 +2,10 @@
  * spur's SPANK API (t/spur/spur-spank.c), under ASan and UBSan.  Input: lines
  * NAME=VALUE, the job env of one launch.  Checks: no crash, no leak, and a
  * launch either leaves a complete contract (NODE_RANK, NNODES, MASTER_PORT,
- * and MASTER_ADDR unless the rendezvous is pending), or MAD_ERROR, or no
- * model.  Hermetic: the run folder is a scratch folder, and getaddrinfo is
+ * both levels with every rank below its size, and MASTER_ADDR unless the
+ * rendezvous is pending, never loopback when NNODES > 1), or MAD_ERROR, or
+ * no model.  Inputs carry task facts too (SLURM_STEP_ID, SLURM_PROCID,
+ * SLURM_STEP_TASKS_PER_NODE, ...: the corpus has them).  Hermetic: the run folder is a scratch folder, and getaddrinfo is
  * interposed so no node name ever reaches a resolver. */
 #include "../spur/spur-spank.h"
 
@@ -73,6 +75,21 @@ static int is_run_dir_var(const char *v)
 	       !strncmp(v, "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_run_dir=", 48);
 }
 
+static long env_long(struct spank_handle *sp, const char *name)
+{
+	char buf[64];
+
+	return spur_getenv(sp, name, buf, sizeof(buf)) == 0 ? atol(buf) : -1;
+}
+
+/* Non-zero unless 0 <= RANK < SIZE, both present. */
+static int below(struct spank_handle *sp, const char *rank, const char *size)
+{
+	long r = env_long(sp, rank), n = env_long(sp, size);
+
+	return r < 0 || n < 1 || r >= n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1), *vars[66], *save = NULL, *line, buf[8192];
@@ -113,6 +130,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (spur_getenv(&sp, "MASTER_ADDR", buf, sizeof(buf)) == 0 && !buf[0])
 			abort(); /* never an empty MASTER_ADDR */
+		if (below(&sp, "NODE_RANK", "NNODES") || below(&sp, "RANK", "WORLD_SIZE") ||
+		    below(&sp, "LOCAL_RANK", "LOCAL_WORLD_SIZE"))
+			abort();
+		if (env_long(&sp, "NNODES") > 1 &&
+		    spur_getenv(&sp, "MASTER_ADDR", buf, sizeof(buf)) == 0 &&
+		    !strncmp(buf, "127.", 4))
+			abort(); /* never loopback for a multi-node job */
 	}
 	spur_handle_free(&sp);
 	{

@@ -349,16 +349,25 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 	struct fake_env env = { { "RANK", "WORLD_SIZE", "MASTER_ADDR", NULL },
 				{ "5", "8", "10.1.2.3", NULL } };
 	struct fake_env bad = { { "MASTER_PORT", NULL }, { "x", NULL } };
+	struct fake_env none = { { NULL }, { NULL } };
 	char err[256];
 
 	memset(&c, 0, sizeof(c));
 	strcpy(o.value[OPT_MODEL], "m");
 	c.scheduler = "slurm";
 	c.fanout = "nodes";
-	c.rank = 2;
+	c.facts_from = "SLURM";
+	c.rank = 1;          /* node level */
 	c.nnodes = 4;
+	c.task_rank = 3;     /* process level: what RANK is */
+	c.world_size = 8;
+	c.local_rank = 1;
+	c.local_world_size = 2;
 	c.master_port = 29511;
 	strcpy(c.master_addr, "10.0.0.1");
+	CHECK(mad_check_values_from(&v, &o, &c, fake_getenv, &none, err, sizeof(err)) == 0);
+	CHECK(v.rank == 3 && v.world_size == 8 && v.nnodes == 4 && v.master_port == 29511);
+	CHECK_STR(v.master_addr, "10.0.0.1");
 	CHECK(mad_check_values_from(&v, &o, &c, fake_getenv, &env, err, sizeof(err)) == 0);
 	CHECK(v.rank == 5 && v.world_size == 8 && v.nnodes == 4 && v.master_port == 29511);
 	CHECK_STR(v.master_addr, "10.1.2.3");

@@ -64,7 +64,7 @@ TEST(each_source_beats_the_next)
 	CHECK_STR(opts.value[OPT_MODEL], "");
 	CHECK_STR(opts.value[OPT_TIMEOUT], "900");
 	CHECK(opts.source[OPT_TIMEOUT] == SRC_DEFAULT);
-	CHECK_STR(opts.value[OPT_MASTER_PORT], "29500");
+	CHECK_STR(opts.value[OPT_MASTER_PORT], "auto");
 }
 
 TEST(a_job_inside_a_mad_job_keeps_only_model_and_run_dir)
@@ -175,13 +175,13 @@ TEST(nodes_fanout_batch_and_step)
 	f.job_id = 77;
 	f.batch_step = 1;
 	f.job_nnodes = 4;
-	f.nodelist = "localhost,x[1-3]";
+	f.nodelist = "192.0.2.10,x[1-3]";
 	CHECK(compute(&e, &f) == 0);
 	CHECK_STR(c.scheduler, "slurm");
 	CHECK_STR(c.fanout, "nodes");
 	CHECK(c.rank == 0 && c.nnodes == 4 && c.collect_job_id == 77);
-	CHECK_STR(c.master_host, "localhost");
-	CHECK_STR(c.master_addr, "127.0.0.1");
+	CHECK_STR(c.master_host, "192.0.2.10");
+	CHECK_STR(c.master_addr, "192.0.2.10");
 	CHECK(c.markers_expected == 1);
 
 	f.batch_step = 0;            /* an srun step: step-relative ids */
@@ -215,7 +215,7 @@ TEST(array_fanout)
 	CHECK(compute(&e, &f) == 0);
 	CHECK_STR(c.fanout, "array");
 	CHECK(c.rank == 2 && c.nnodes == 4 && c.collect_job_id == 100);
-	CHECK(c.master_port == 20100);
+	CHECK(c.master_port == 20000 + 100 * 64 % 9000);
 	CHECK_STR(c.job_dir, "/run/100");
 	CHECK_STR(c.master_addr, "");
 	CHECK(c.markers_expected == 4);

@@ -1,0 +1,132 @@
+/* facts.c: the facts of the allocation from the job environment (see
+ * contract.h, mad_facts_from_env). */
+#include "contract.h"
+#include "gpus.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mad_facts_init(struct mad_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->job_id = f->array_job_id = f->array_task_id = MAD_NONE;
+	f->array_task_min = f->array_task_count = MAD_NONE;
+	f->node_id = f->nnodes = f->job_nnodes = f->restart_count = MAD_NONE;
+	f->step_id = f->task_id = f->ntasks = f->local_id = f->local_ntasks = MAD_NONE;
+	f->node_tasks = f->inherited_nproc = f->resv_port = MAD_NONE;
+	f->gpus = -1;
+}
+
+long mad_parse_long(const char *s)
+{
+	char *end;
+	long n;
+
+	if (!s || *s < '0' || *s > '9')
+		return MAD_NONE;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	return errno || *end ? MAD_NONE : n;
+}
+
+long mad_tasks_on_node(const char *spec, long index)
+{
+	const char *p = spec;
+
+	if (!spec || index < 0)
+		return MAD_NONE;
+	while (*p) {
+		char *end;
+		long count, repeat = 1;
+
+		errno = 0;
+		count = strtol(p, &end, 10);
+		if (errno || end == p || count < 0)
+			return MAD_NONE;
+		p = end;
+		if (*p == '(') {
+			if (p[1] != 'x')
+				return MAD_NONE;
+			repeat = strtol(p + 2, &end, 10);
+			if (errno || end == p + 2 || *end != ')' || repeat < 1)
+				return MAD_NONE;
+			p = end + 1;
+		}
+		if (index < repeat)
+			return count;
+		index -= repeat;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return MAD_NONE;
+	}
+	return MAD_NONE;
+}
+
+static long env_long(mad_getenv_fn getenv_fn, void *ctx, const char *name)
+{
+	char buf[32];
+
+	return getenv_fn(ctx, name, buf, sizeof(buf)) == 1 ? mad_parse_long(buf) : MAD_NONE;
+}
+
+/* This node's count in a tasks-per-node variable. */
+static long env_tasks_on_node(mad_getenv_fn getenv_fn, void *ctx, const char *name,
+			      long index)
+{
+	char buf[1024];
+
+	if (getenv_fn(ctx, name, buf, sizeof(buf)) != 1)
+		return MAD_NONE;
+	return mad_tasks_on_node(buf, index);
+}
+
+void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
+			char *nodelist, size_t size)
+{
+	char buf[64];
+	long here;
+
+	mad_facts_init(f);
+	f->has_spur_job_id = getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
+	f->step_id = env_long(getenv_fn, ctx, "SLURM_STEP_ID");
+	f->job_id = env_long(getenv_fn, ctx, "SLURM_JOB_ID");
+	f->node_id = env_long(getenv_fn, ctx, "SLURM_NODEID");
+	if (f->node_id == MAD_NONE)
+		f->node_id = env_long(getenv_fn, ctx, "SPUR_NODE_RANK");
+	f->nnodes = env_long(getenv_fn, ctx, "SLURM_NNODES");
+	f->job_nnodes = env_long(getenv_fn, ctx, "SLURM_JOB_NUM_NODES");
+	/* SLURM runs a batch script on the first node only; spur on each node */
+	f->batch_step = f->step_id == MAD_NONE && !f->has_spur_job_id;
+	f->array_job_id = env_long(getenv_fn, ctx, "SLURM_ARRAY_JOB_ID");
+	f->array_task_id = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_ID");
+	f->array_task_min = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_MIN");
+	f->array_task_count = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_COUNT");
+	f->restart_count = env_long(getenv_fn, ctx, "SLURM_RESTART_COUNT");
+	here = f->node_id == MAD_NONE || f->batch_step ? 0 : f->node_id;
+	if (f->step_id != MAD_NONE) {
+		/* in an srun step the task env is the step's */
+		f->task_id = env_long(getenv_fn, ctx, "SLURM_PROCID");
+		f->ntasks = env_long(getenv_fn, ctx, "SLURM_STEP_NUM_TASKS");
+		if (f->ntasks == MAD_NONE)
+			f->ntasks = env_long(getenv_fn, ctx, "SLURM_NTASKS");
+		f->local_id = env_long(getenv_fn, ctx, "SLURM_LOCALID");
+		f->local_ntasks = env_tasks_on_node(getenv_fn, ctx, "SLURM_STEP_TASKS_PER_NODE", here);
+		if (getenv_fn(ctx, "SLURM_STEP_RESV_PORTS", buf, sizeof(buf)) == 1)
+			f->resv_port = mad_resv_ports_first(buf);
+		f->node_tasks = f->local_ntasks;
+	} else {
+		/* the batch script (or spur's per-node one): the allocation's */
+		f->node_tasks = env_tasks_on_node(getenv_fn, ctx, "SLURM_TASKS_PER_NODE", here);
+	}
+	if (mad_env_origin(getenv_fn, ctx) == MAD_ENV_OWN_JOB)
+		f->inherited_nproc = env_long(getenv_fn, ctx, "MAD_NPROC_PER_NODE");
+	f->gpus = mad_gpus_detect(getenv_fn, ctx, "", &f->gpus_from);
+	if (getenv_fn(ctx, "NCCL_SOCKET_IFNAME", f->nccl_ifnames, sizeof(f->nccl_ifnames)) != 1)
+		f->nccl_ifnames[0] = '\0';
+	if ((f->batch_step || getenv_fn(ctx, "SLURM_STEP_NODELIST", nodelist, size) != 1) &&
+	    getenv_fn(ctx, "SLURM_JOB_NODELIST", nodelist, size) != 1)
+		nodelist[0] = '\0';
+	f->nodelist = nodelist;
+}

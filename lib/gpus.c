@@ -1,0 +1,124 @@
+/* gpus.c: see gpus.h. */
+#include "gpus.h"
+#include "contract.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Entries of a device list ("0,1,3", "GPU-uuid,..."), -1 when it is not a
+ * list (SLURM's "NoDevFiles", a value too long to read). */
+static long list_count(const char *v)
+{
+	long n = 0;
+	const char *p;
+
+	if (!*v)
+		return 0;
+	if (!strcmp(v, "NoDevFiles"))
+		return -1;
+	for (p = v; *p; p++)
+		if (*p == ',')
+			n++;
+	return n + 1;
+}
+
+static int exists(const char *root, const char *path)
+{
+	char full[4096];
+
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	return access(full, F_OK) == 0;
+}
+
+/* KFD topology nodes with a non-zero gpu_id: the GPUs (CPUs have 0). */
+static long amd_gpus(const char *root)
+{
+	char dir[4096], path[4400], buf[32];
+	struct dirent *e;
+	long n = 0;
+	DIR *d;
+
+	if (!exists(root, "/dev/kfd"))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s/sys/class/kfd/kfd/topology/nodes", root);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/gpu_id", dir, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len > 0) {
+			buf[len] = '\0';
+			n += atol(buf) != 0;
+		}
+	}
+	closedir(d);
+	return n > 0 ? n : -1;
+}
+
+static long nvidia_gpus(const char *root)
+{
+	char dir[4096];
+	struct dirent *e;
+	long n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/dev", root);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "nvidia", 6) && e->d_name[6] &&
+		    strspn(e->d_name + 6, "0123456789") == strlen(e->d_name + 6))
+			n++;
+	closedir(d);
+	return n > 0 ? n : -1;
+}
+
+long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root,
+		     const char **from)
+{
+	static const struct { const char *var, *from; } lists[] = {
+		{ "ROCR_VISIBLE_DEVICES", "env (ROCR_VISIBLE_DEVICES)" },
+		{ "HIP_VISIBLE_DEVICES", "env (HIP_VISIBLE_DEVICES)" },
+		{ "CUDA_VISIBLE_DEVICES", "env (CUDA_VISIBLE_DEVICES)" },
+	};
+	char buf[1024];
+	long n;
+	size_t i;
+
+	if (getenv_fn(ctx, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) == 1 &&
+	    (n = mad_parse_long(buf)) >= 0) {
+		*from = "SLURM (SLURM_GPUS_ON_NODE)";
+		return n;
+	}
+	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++)
+		if (getenv_fn(ctx, lists[i].var, buf, sizeof(buf)) == 1 &&
+		    (n = list_count(buf)) >= 0) {
+			*from = lists[i].from;
+			return n;
+		}
+	if ((n = amd_gpus(root)) > 0) {
+		*from = "computed (AMD devices: /dev/kfd, KFD topology)";
+		return n;
+	}
+	if ((n = nvidia_gpus(root)) > 0) {
+		*from = "computed (NVIDIA devices: /dev/nvidia*)";
+		return n;
+	}
+	*from = NULL;
+	return -1;
+}

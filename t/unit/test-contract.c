@@ -1,0 +1,473 @@
+/* Unit tests for the two-level contract (lib/contract, lib/facts,
+ * lib/gpus, lib/netaddr, lib/rendezvous): node and process level in every
+ * launch shape, ports, addresses, GPUs and processes per node. */
+#include "contract.h"
+#include "gpus.h"
+#include "netaddr.h"
+#include "options.h"
+#include "rendezvous.h"
+#include "unit.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct env {
+	const char *vars[24];
+};
+
+static int env_get(void *ctx, const char *name, char *buf, size_t size)
+{
+	const struct env *e = ctx;
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; i < 24 && e->vars[i]; i++)
+		if (!strncmp(e->vars[i], name, n) && e->vars[i][n] == '=') {
+			if (strlen(e->vars[i] + n + 1) >= size)
+				return -1;
+			strcpy(buf, e->vars[i] + n + 1);
+			return 1;
+		}
+	return 0;
+}
+
+static struct mad_options opts;
+static struct mad_contract c;
+static char err[2048];
+
+/* Options from E, facts as given. */
+static int compute(struct env *e, const struct mad_facts *f)
+{
+	err[0] = '\0';
+	if (mad_options_resolve(&opts, NULL, env_get, e, 0, NULL, err, sizeof(err)))
+		return -2;
+	return mad_contract_compute(&opts, f, &c, err, sizeof(err));
+}
+
+/* An srun step of job 50 on NNODES nodes (numeric names: no DNS here). */
+static void step_facts(struct mad_facts *f, long node, long nnodes, long task,
+		       long ntasks, long local, long local_ntasks)
+{
+	mad_facts_init(f);
+	f->job_id = 50;
+	f->step_id = 0;
+	f->node_id = node;
+	f->nnodes = nnodes;
+	f->job_nnodes = nnodes;
+	f->task_id = task;
+	f->ntasks = ntasks;
+	f->local_id = local;
+	f->local_ntasks = local_ntasks;
+	f->node_tasks = local_ntasks;
+	f->nodelist = "192.0.2.1,192.0.2.2,192.0.2.3,192.0.2.4";
+}
+
+TEST(srun_step_process_level_is_the_task_among_all_tasks)
+{
+	struct env e = { { "MAD_MODEL=m" } };
+	struct mad_facts f;
+
+	step_facts(&f, 2, 4, 5, 8, 1, 2);
+	CHECK(compute(&e, &f) == 0);
+	CHECK(c.rank == 2 && c.nnodes == 4);
+	CHECK(c.task_rank == 5 && c.world_size == 8);
+	CHECK(c.local_rank == 1 && c.local_world_size == 2);
+	CHECK(c.task_facts == 1);
+	CHECK_STR(c.master_addr, "192.0.2.1");
+	CHECK(c.nproc == 2);
+	/* a task id outside the step is a clear error */
+	step_facts(&f, 2, 4, 8, 8, 1, 2);
+	CHECK(compute(&e, &f) == -1);
+	CHECK(strstr(err, "outside its step") != NULL);
+}
+
+TEST(batch_script_and_one_task_per_node_process_level_equals_node_level)
+{
+	struct env e = { { "MAD_MODEL=m" } };
+	struct mad_facts f;
+
+	mad_facts_init(&f);
+	f.job_id = 50;
+	f.batch_step = 1;
+	f.job_nnodes = 4;
+	f.node_tasks = 2; /* the job has 2 tasks per node; the script is one */
+	f.nodelist = "192.0.2.1,192.0.2.2";
+	CHECK(compute(&e, &f) == 0);
+	CHECK(c.task_rank == 0 && c.world_size == 4);
+	CHECK(c.local_rank == 0 && c.local_world_size == 1);
+	CHECK(c.nproc == 2);
+	/* spur's per-node script: node rank from the env, no task ids */
+	mad_facts_init(&f);
+	f.job_id = 51;
+	f.has_spur_job_id = 1;
+	f.node_id = 3;
+	f.nnodes = 4;
+	f.nodelist = "192.0.2.1,192.0.2.2,192.0.2.3,192.0.2.4";
+	CHECK(compute(&e, &f) == 0);
+	CHECK_STR(c.scheduler, "spur");
+	CHECK(c.task_rank == 3 && c.world_size == 4 && c.local_world_size == 1);
+	CHECK(c.markers_expected == 4);
+}
+
+TEST(array_fanout_ranks_are_node_rank_times_tasks_plus_local)
+{
+	struct env e = { { "MAD_MODEL=m", "MAD_FANOUT=array", "MAD_RUN_DIR=/r" } };
+	struct mad_facts f;
+
+	step_facts(&f, 0, 1, 1, 2, 1, 2);
+	f.array_job_id = 40;
+	f.array_task_id = 3;
+	f.array_task_count = 4;
+	CHECK(compute(&e, &f) == 0);
+	CHECK(c.rank == 3 && c.nnodes == 4);
+	CHECK(c.task_rank == 7 && c.world_size == 8);
+	CHECK(c.local_rank == 1 && c.local_world_size == 2);
+	CHECK(c.needs_rendezvous == 1);
+	CHECK_STR(c.record, "rendezvous.0");
+	/* a step spread over two nodes has no single node rank */
+	step_facts(&f, 0, 2, 1, 4, 1, 2);
+	f.array_job_id = 40;
+	f.array_task_id = 3;
+	f.array_task_count = 4;
+	CHECK(compute(&e, &f) == -1);
+	CHECK(strstr(err, "array fan-out wants each array task's step on one node") != NULL);
+}
+
+/* Property: for random layouts every (node, local) pair gets a distinct
+ * RANK in 0..WORLD_SIZE-1, in both fan-outs (nodes: SLURM's block
+ * distribution with uneven counts; array: equal counts). */
+TEST(every_task_of_a_random_layout_gets_a_distinct_rank)
+{
+	struct env nodes = { { "MAD_MODEL=m" } };
+	struct env array = { { "MAD_MODEL=m", "MAD_FANOUT=array", "MAD_RUN_DIR=/r" } };
+	static char seen[4096];
+	struct mad_facts f;
+	int round, bad = 0;
+
+	srand(7);
+	for (round = 0; round < 300; round++) {
+		long nn = 1 + rand() % 16, per[16], total = 0, node, local, first = 0;
+		int arr = round % 2;
+
+		for (node = 0; node < nn; node++) {
+			per[node] = arr ? (round / 2) % 8 + 1 : 1 + rand() % 8;
+			total += per[node];
+		}
+		memset(seen, 0, sizeof(seen));
+		for (node = 0; node < nn; node++) {
+			for (local = 0; local < per[node]; local++) {
+				if (arr) {
+					step_facts(&f, 0, 1, local, per[node], local, per[node]);
+					f.array_job_id = 60;
+					f.array_task_id = node;
+					f.array_task_count = nn;
+				} else {
+					step_facts(&f, node, nn, first + local, total, local, per[node]);
+					f.nodelist = "192.0.2.1";
+				}
+				if (compute(arr ? &array : &nodes, &f) != 0 ||
+				    c.task_rank < 0 || c.task_rank >= c.world_size ||
+				    c.world_size != total || seen[c.task_rank]++) {
+					bad++;
+					printf("# round %d node %ld local %ld: rank %ld of %ld (%s)\n",
+					       round, node, local, c.task_rank, c.world_size, err);
+				}
+			}
+			first += per[node];
+		}
+	}
+	CHECK(bad == 0);
+}
+
+TEST(auto_port_the_steps_reserved_port_else_from_job_and_step)
+{
+	struct env e = { { "MAD_MODEL=m" } };
+	struct env fixed = { { "MAD_MODEL=m", "MAD_MASTER_PORT=23456" } };
+	struct mad_facts f;
+	long ports[141][4];
+	int j, s, k, l, clash = 0;
+
+	step_facts(&f, 0, 1, 0, 1, 0, 1);
+	f.nodelist = "192.0.2.1";
+	for (j = 0; j < 141; j++)
+		for (s = 0; s < 4; s++) {
+			f.job_id = 1000 + j;
+			f.step_id = s == 0 ? MAD_NONE : s - 1;
+			f.batch_step = s == 0;
+			CHECK(compute(&e, &f) == 0);
+			ports[j][s] = c.master_port;
+			CHECK(c.master_port >= 20000 && c.master_port < 29000);
+		}
+	for (j = 0; j < 140; j++)
+		for (s = 0; s < 4; s++)
+			for (k = j; k < 140; k++)
+				for (l = 0; l < 4; l++)
+					clash += (k != j || l != s) && ports[j][s] == ports[k][l];
+	CHECK(clash == 0);
+	f.resv_port = 12001;
+	CHECK(compute(&e, &f) == 0);
+	CHECK(c.master_port == 12001);
+	CHECK(strstr(c.port_from, "SLURM_STEP_RESV_PORTS") != NULL);
+	CHECK(compute(&fixed, &f) == 0);
+	CHECK(c.master_port == 23456);
+	CHECK(mad_resv_ports_first("12000-12003") == 12000);
+	CHECK(mad_resv_ports_first("12007,12009") == 12007);
+	CHECK(mad_resv_ports_first("x") == -1);
+	CHECK(mad_resv_ports_first("70000") == -1);
+}
+
+TEST(the_users_own_master_port_counts_unless_it_came_from_a_mad_job)
+{
+	struct env fresh = { { "MAD_MODEL=m", "MASTER_PORT=23456" } };
+	struct env site_auto = { { "MAD_MODEL=m", "MASTER_PORT=23456" } };
+	struct env nested = { { "MAD_MODEL=m", "MASTER_PORT=23456", "MAD_ENV_FROM=spank",
+				"MAD_COLLECT_JOB_ID=9", "SLURM_JOB_ID=50" } };
+	struct env spur = { { "MAD_MODEL=m", "MASTER_PORT=29500", "SPUR_JOB_ID=3",
+			      "SLURM_JOB_NUM_NODES=4" } };
+	struct env bad = { { "MAD_MODEL=m", "MASTER_PORT=http" } };
+	char *site[] = { "master-port=auto" };
+	struct mad_facts f;
+
+	step_facts(&f, 0, 1, 0, 1, 0, 1);
+	f.nodelist = "192.0.2.1";
+	CHECK(compute(&fresh, &f) == 0);
+	CHECK(c.master_port == 23456);
+	CHECK(opts.source[OPT_MASTER_PORT] == SRC_USER);
+	/* source 3 beats the site's default (source 4) */
+	CHECK(mad_options_resolve(&opts, NULL, env_get, &site_auto, 1, site, err, sizeof(err)) == 0);
+	CHECK_STR(opts.value[OPT_MASTER_PORT], "23456");
+	CHECK(compute(&nested, &f) == 0);
+	CHECK(c.master_port != 23456);
+	CHECK(compute(&spur, &f) == 0);
+	CHECK(c.master_port != 29500);
+	CHECK(compute(&bad, &f) == -2);
+	CHECK(strstr(err, "'http'") != NULL && strstr(err, "MASTER_PORT in the submit environment") != NULL);
+}
+
+TEST(loopback_is_never_master_addr_of_a_multi_node_job)
+{
+	struct env e = { { "MAD_MODEL=m" } };
+	struct mad_facts f;
+
+	step_facts(&f, 1, 2, 1, 2, 0, 1);
+	f.nodelist = "localhost,192.0.2.2";
+	CHECK(compute(&e, &f) == -1);
+	CHECK(strstr(err, "rank 0's node 'localhost' resolves to the loopback address 127.0.0.1") != NULL);
+	/* rank 0's own node gives its own address instead */
+	step_facts(&f, 0, 2, 0, 2, 0, 1);
+	f.nodelist = "localhost,192.0.2.2";
+	if (compute(&e, &f) == 0) {
+		CHECK(!mad_addr_is_loopback(c.master_addr));
+		CHECK(strstr(c.addr_from, "own address") != NULL);
+	} else {
+		CHECK(strstr(err, "no address except loopback") != NULL); /* a machine without a network */
+	}
+	/* a single node may use loopback */
+	step_facts(&f, 0, 1, 0, 1, 0, 1);
+	f.nodelist = "localhost";
+	CHECK(compute(&e, &f) == 0);
+	CHECK(mad_addr_is_loopback(c.master_addr));
+}
+
+TEST(addr_suffix_and_iface_choose_rank_0s_network)
+{
+	struct env suffix = { { "MAD_MODEL=m", "MAD_ADDR_SUFFIX=.7" } };
+	struct env iface = { { "MAD_MODEL=m", "MAD_IFACE=eth9" } };
+	struct env iface_dir = { { "MAD_MODEL=m", "MAD_IFACE=eth9", "MAD_RUN_DIR=/r" } };
+	struct mad_facts f;
+
+	step_facts(&f, 1, 2, 1, 2, 0, 1);
+	f.nodelist = "192.0.2,x";       /* "192.0.2" + ".7": a numeric name */
+	CHECK(compute(&suffix, &f) == 0);
+	CHECK_STR(c.master_addr, "192.0.2.7");
+	CHECK(compute(&iface, &f) == -1);
+	CHECK(strstr(err, "--mad-iface in nodes fan-out needs --mad-run-dir") != NULL);
+	CHECK(compute(&iface_dir, &f) == 0);
+	CHECK(c.needs_rendezvous == 1 && c.master_addr[0] == '\0');
+}
+
+TEST(ipv6_only_names_resolve_to_ipv6_without_brackets)
+{
+	char out[MAD_ADDR_MAX];
+
+	CHECK(mad_resolve_addr("2001:db8::5", out, sizeof(out), err, sizeof(err)) == 0);
+	CHECK_STR(out, "2001:db8::5");
+	CHECK(mad_resolve_addr("192.0.2.9", out, sizeof(out), err, sizeof(err)) == 0);
+	CHECK_STR(out, "192.0.2.9");
+	CHECK(mad_addr_is_loopback("::1") && mad_addr_is_loopback("127.0.1.1"));
+	CHECK(!mad_addr_is_loopback("2001:db8::5") && !mad_addr_is_loopback("10.0.0.1"));
+	CHECK(mad_addr_valid("fd00::1") && !mad_addr_valid("fd00::1]") && !mad_addr_valid("n1"));
+}
+
+TEST(nproc_per_node_option_tasks_gpus_or_one)
+{
+	struct env e = { { "MAD_MODEL=m" } };
+	struct env n3 = { { "MAD_MODEL=m", "MAD_NPROC_PER_NODE=3" } };
+	struct env gpu = { { "MAD_MODEL=m", "MAD_NPROC_PER_NODE=gpu" } };
+	struct env bad = { { "MAD_MODEL=m", "MAD_NPROC_PER_NODE=lots" } };
+	struct mad_facts f;
+
+	step_facts(&f, 0, 1, 0, 1, 0, 1);
+	f.nodelist = "192.0.2.1";
+	f.gpus = -1;
+	CHECK(compute(&e, &f) == 0 && c.nproc == 1);
+	CHECK(compute(&gpu, &f) == -1);
+	CHECK(strstr(err, "no GPUs found") != NULL);
+	f.gpus = 8;
+	f.gpus_from = "SLURM (SLURM_GPUS_ON_NODE)";
+	CHECK(compute(&e, &f) == 0 && c.nproc == 8);
+	CHECK(compute(&gpu, &f) == 0 && c.nproc == 8);
+	f.inherited_nproc = 4;        /* the batch step saw 4 tasks per node */
+	CHECK(compute(&e, &f) == 0 && c.nproc == 4);
+	f.node_tasks = 2;
+	CHECK(compute(&e, &f) == 0 && c.nproc == 2);
+	CHECK(compute(&n3, &f) == 0 && c.nproc == 3);
+	CHECK(compute(&bad, &f) == -2);
+	CHECK(strstr(err, "--mad-nproc-per-node: 'lots'") != NULL);
+}
+
+TEST(tasks_per_node_lists_as_slurm_writes_them)
+{
+	CHECK(mad_tasks_on_node("2(x3),1", 0) == 2);
+	CHECK(mad_tasks_on_node("2(x3),1", 2) == 2);
+	CHECK(mad_tasks_on_node("2(x3),1", 3) == 1);
+	CHECK(mad_tasks_on_node("2(x3),1", 4) == MAD_NONE);
+	CHECK(mad_tasks_on_node("8", 0) == 8);
+	CHECK(mad_tasks_on_node("3,2", 1) == 2);
+	CHECK(mad_tasks_on_node("2(3)", 0) == MAD_NONE);
+	CHECK(mad_tasks_on_node("2(x)", 0) == MAD_NONE);
+	CHECK(mad_tasks_on_node("x", 0) == MAD_NONE);
+	CHECK(mad_tasks_on_node("", 0) == MAD_NONE);
+}
+
+static void put(const char *path, const char *content)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd >= 0) {
+		if (write(fd, content, strlen(content)) < 0)
+			perror(path);
+		close(fd);
+	}
+}
+
+TEST(gpus_from_gres_visible_lists_or_devices)
+{
+	struct env gres = { { "SLURM_GPUS_ON_NODE=4", "CUDA_VISIBLE_DEVICES=0,1" } };
+	struct env rocr = { { "ROCR_VISIBLE_DEVICES=0,1,2", "CUDA_VISIBLE_DEVICES=0" } };
+	struct env none_visible = { { "CUDA_VISIBLE_DEVICES=" } };
+	struct env nodev = { { "CUDA_VISIBLE_DEVICES=NoDevFiles" } };
+	struct env empty = { { NULL } };
+	char root[] = "/tmp/mad-gpus-XXXXXX", path[256];
+	const char *from;
+
+	CHECK(mad_gpus_detect(env_get, &gres, "/nonexistent", &from) == 4);
+	CHECK_STR(from, "SLURM (SLURM_GPUS_ON_NODE)");
+	CHECK(mad_gpus_detect(env_get, &rocr, "/nonexistent", &from) == 3);
+	CHECK_STR(from, "env (ROCR_VISIBLE_DEVICES)");
+	CHECK(mad_gpus_detect(env_get, &none_visible, "/nonexistent", &from) == 0);
+	CHECK(mad_gpus_detect(env_get, &nodev, "/nonexistent", &from) == -1);
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == -1);
+	/* AMD: /dev/kfd and KFD topology nodes; gpu_id 0 is a CPU node */
+	snprintf(path, sizeof(path), "%s/dev", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/dev/kfd", root);
+	put(path, "");
+	snprintf(path, sizeof(path), "%s/sys/class/kfd/kfd/topology/nodes", root);
+	CHECK(system("true") == 0);
+	{
+		char cmd[1024];
+		int i;
+
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s/0 %s/1 %s/2", path, path, path);
+		CHECK(system(cmd) == 0);
+		for (i = 0; i < 3; i++) {
+			char id[300];
+
+			snprintf(id, sizeof(id), "%s/%d/gpu_id", path, i);
+			put(id, i == 0 ? "0\n" : "4251\n");
+		}
+	}
+	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == 2);
+	CHECK(strstr(from, "AMD") != NULL);
+	snprintf(path, sizeof(path), "%s/dev/kfd", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/dev/nvidia0", root);
+	put(path, "");
+	snprintf(path, sizeof(path), "%s/dev/nvidia1", root);
+	put(path, "");
+	snprintf(path, sizeof(path), "%s/dev/nvidiactl", root);
+	put(path, "");
+	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == 2);
+	CHECK(strstr(from, "NVIDIA") != NULL);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+		CHECK(system(cmd) == 0);
+	}
+}
+
+TEST(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node)
+{
+	char dir[] = "/tmp/mad-rdzv-XXXXXX";
+	struct mad_rdzv r = { "2001:db8::7", 20001, "n1", 70, 4, 2 }, got;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(mad_rdzv_publish(dir, "rendezvous.0", &r, err, sizeof(err)) == 0);
+	CHECK(mad_rdzv_read(dir, "rendezvous.0", &got, err, sizeof(err)) == 1);
+	CHECK_STR(got.addr, "2001:db8::7");
+	CHECK(got.tasks_per_node == 2 && got.port == 20001 && got.job_id == 70);
+	CHECK(mad_rdzv_read(dir, "rendezvous", &got, err, sizeof(err)) == 0);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK(system(cmd) == 0);
+	}
+}
+
+TEST(a_busy_port_fails_rank_0_naming_port_and_node)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	long port;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+	port = ntohs(a.sin_port);
+	CHECK(mad_port_check(port, "n1", err, sizeof(err)) == -1);
+	CHECK(strstr(err, "is already in use on rank 0's node n1") != NULL);
+	close(fd);
+	CHECK(mad_port_check(port, "n1", err, sizeof(err)) == 0);
+}
+
+int main(void)
+{
+	RUN(srun_step_process_level_is_the_task_among_all_tasks);
+	RUN(batch_script_and_one_task_per_node_process_level_equals_node_level);
+	RUN(array_fanout_ranks_are_node_rank_times_tasks_plus_local);
+	RUN(every_task_of_a_random_layout_gets_a_distinct_rank);
+	RUN(auto_port_the_steps_reserved_port_else_from_job_and_step);
+	RUN(the_users_own_master_port_counts_unless_it_came_from_a_mad_job);
+	RUN(loopback_is_never_master_addr_of_a_multi_node_job);
+	RUN(addr_suffix_and_iface_choose_rank_0s_network);
+	RUN(ipv6_only_names_resolve_to_ipv6_without_brackets);
+	RUN(nproc_per_node_option_tasks_gpus_or_one);
+	RUN(tasks_per_node_lists_as_slurm_writes_them);
+	RUN(gpus_from_gres_visible_lists_or_devices);
+	RUN(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node);
+	RUN(a_busy_port_fails_rank_0_naming_port_and_node);
+	return unit_done();
+}

@@ -172,10 +172,11 @@ int main(int argc, char **argv)
 		return fail(err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		return fail(err);
-	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
-		return fail(err);
+	/* the check binds MASTER_PORT itself, on the rank its environment names */
 	if (check)
 		return run_check(&opts, &c, check_seconds);
+	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
+		return fail(err);
 	/* mad-wait learns from it how many markers to expect */
 	if (out.mode == 0 && *c.job_dir &&
 	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||

@@ -119,6 +119,43 @@ TEST(all_ranks_agree_within_a_second_and_the_port_is_free_right_after)
 	free_all(t, MAXR);
 }
 
+/* Whether this host can listen on ::1 (IPv6 may be off in a container). */
+static int have_ipv6_loopback(void)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
+	int fd = socket(AF_INET6, SOCK_STREAM, 0), ok;
+
+	a.sin6_addr = in6addr_loopback;
+	ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+TEST(ranks_agree_over_ipv6)
+{
+	struct task t[3];
+	int i;
+
+	if (!have_ipv6_loopback()) {
+		const char *ci = getenv("CI");
+
+		printf("# no IPv6 loopback on this host%s\n", ci && !strcmp(ci, "true") ? " (CI=true: failing)" : "");
+		CHECK(!ci || strcmp(ci, "true"));
+		return;
+	}
+	job(t, 3, 3, free_port(), 5);
+	for (i = 0; i < 3; i++)
+		strcpy(t[i].v.master_addr, "::1");
+	run_all(t, 3);
+	for (i = 0; i < 3; i++) {
+		CHECK(t[i].rc == 0);
+		if (t[i].rc)
+			printf("# rank %d: %s\n", i, t[i].err);
+	}
+	free_all(t, 3);
+}
+
 TEST(a_single_rank_checks_it_can_listen_on_the_port)
 {
 	struct task t[1];
@@ -379,6 +416,7 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 int main(void)
 {
 	RUN(all_ranks_agree_within_a_second_and_the_port_is_free_right_after);
+	RUN(ranks_agree_over_ipv6);
 	RUN(a_single_rank_checks_it_can_listen_on_the_port);
 	RUN(a_disagreeing_rank_is_named_by_every_rank);
 	RUN(a_long_verdict_reaches_every_rank_whole);

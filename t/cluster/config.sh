@@ -179,7 +179,8 @@ mad_write_hosts_views() {
         {
             printf '%s\n' "$base"
             for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
-                echo "$(mad_node_addr "$j") n$j $mad_hosts_marker"
+                # nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
+                echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
             done
         } >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
         chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"

@@ -17,9 +17,11 @@
 #include "marker.h"
 #include "options.h"
 #include "plugstack.h"
+#include "queue.h"
 #include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
+#include "version.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -120,6 +122,27 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
 	return rc ? 1 : 0;
 }
 
+/* --explain in a job that asked for a model where mad.so did not run (it
+ * sets MAD_ENV_FROM=spank): says so, with the likeliest reason.  FOUND: a
+ * plugstack line for mad.so was found (SITE). */
+static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site,
+				  int found, const char *scheduler)
+{
+	const char *from = getenv("MAD_ENV_FROM");
+	char running[64] = "", why[4096], err[512];
+	int spur = strcmp(scheduler, "spur") == 0;
+
+	if (from && strcmp(from, "spank") == 0)
+		return;
+	if (!spur && mad_slurm_release(running, sizeof(running), 10, err, sizeof(err)))
+		running[0] = '\0'; /* unknown: the reason says so */
+	mad_plugin_absent_reason(site, found, spur ? NULL : running, why, sizeof(why));
+	sb_adds(text, "# mad.so did not run in this job (a model was asked for, and "
+		"MAD_ENV_FROM is not 'spank'): ");
+	sb_adds(text, why);
+	sb_addc(text, '\n');
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -148,7 +171,7 @@ int main(int argc, char **argv)
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;
 		case 'h': fputs(usage_text, stdout); return 0;
-		case 'V': puts("mad-env (" PACKAGE_NAME ") " PACKAGE_VERSION); return 0;
+		case 'V': fputs(MAD_VERSION_TEXT("mad-env"), stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'mad-env --help' for more information.\n");
 			puts("exit 1");
@@ -187,6 +210,8 @@ int main(int argc, char **argv)
 	if ((out.mode == 2 && !out.json) ||
 	    mad_contract_export(&opts, &c, "mad-env", emit, &out))
 		return fail("out of memory, or a value no shell word can hold");
+	if (out.mode == 1 && *opts.value[OPT_MODEL])
+		explain_plugin_absent(&out.text, &site, site_av != NULL, c.scheduler);
 	if (out.mode == 2) {
 		char *text = cJSON_Print(out.json);
 

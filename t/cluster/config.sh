@@ -21,6 +21,23 @@
 : "${MAD_CLUSTER_CTLD_PORT:=16817}"
 : "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
 : "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
+: "${MAD_SLURM_PREFIX:=}"                    # a SLURM built by t/slurm/build; empty: Debian's
+
+# The cluster runs one SLURM release everywhere: its daemons here, and its clients in every
+# test, the spur shims (t/spur/lib.sh spur_real takes the first real client on PATH), the
+# demo and the benches, all through PATH (env.sh puts the same in front). Clients of another
+# release fail against this controller ("Incompatible versions of client and server code").
+if [[ -n $MAD_SLURM_PREFIX ]]; then
+    [[ -x $MAD_SLURM_PREFIX/sbin/slurmctld && -x $MAD_SLURM_PREFIX/bin/sbatch ]] || {
+        echo "mad-cluster: MAD_SLURM_PREFIX=$MAD_SLURM_PREFIX has no sbin/slurmctld or bin/sbatch (t/slurm/build VERSION prints one)" >&2
+        exit 2
+    }
+    case ":$PATH:" in
+        "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:"*) ;;
+        *) PATH=$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:$PATH ;;
+    esac
+    export PATH
+fi
 
 # Jobs must run as an ordinary user to exercise the plugin's privilege rules; only root
 # can switch users, so without root the cluster runs everything as the caller.
@@ -46,7 +63,7 @@ export MAD_CLUSTER_IPV6_ONLY
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
     MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
-    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE
+    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -102,9 +119,14 @@ mad_settings() {
     if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
     for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
         MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
-        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER; do
+        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX; do
         printf 'export %s=%q\n' "$v" "${!v}"
     done
+    # Whoever sources env.sh (tests, demo, benches) then calls this release's clients.
+    if [[ -n $MAD_SLURM_PREFIX ]]; then
+        # shellcheck disable=SC2016 # $PATH is expanded when env.sh is sourced
+        printf 'export PATH=%q:"$PATH"\n' "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin"
+    fi
 }
 
 # Print the end of every daemon log: the first thing anyone needs when start fails.

@@ -402,6 +402,7 @@ struct rank0 {
 	long nconns, cap;
 	long *first;                /* first conn claiming each rank, -1 */
 	long arrived;               /* distinct ranks 1..W-1 that told their values */
+	int out_of_fds;             /* accept failed for want of descriptors */
 };
 
 static void add_problem(struct conn *c, const char *what)
@@ -463,8 +464,12 @@ static void accept_all(struct rank0 *z, int lfd)
 	while (z->nconns < z->cap) {
 		len = sizeof(ss);
 		fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			/* the listener stays readable: stop polling it, or spin */
+			if (errno == EMFILE || errno == ENFILE)
+				z->out_of_fds = 1;
 			return;
+		}
 		memset(&z->conns[z->nconns], 0, sizeof(struct conn));
 		z->conns[z->nconns].fd = fd;
 		if (getnameinfo((struct sockaddr *)&ss, len, z->conns[z->nconns].from,
@@ -633,7 +638,7 @@ static void finish(struct rank0 *z, const char *verdict, double until)
 static int run_rank0(const struct mad_check_values *v, double deadline, struct strbuf *table,
 		     char *err, size_t size)
 {
-	struct rank0 z = { v, NULL, 0, 0, NULL, 0 };
+	struct rank0 z = { v, NULL, 0, 0, NULL, 0, 0 };
 	char summary[1200], verdict[VERDICT_MAX - 1], what[64];
 	double linger_until = 0, now, until;
 	struct pollfd *fds = NULL;
@@ -659,7 +664,7 @@ static int run_rank0(const struct mad_check_values *v, double deadline, struct s
 		until = linger_until && linger_until < deadline ? linger_until : deadline;
 		if (now >= until)
 			break;
-		fds[0].fd = z.nconns < z.cap ? lfd : -1;
+		fds[0].fd = z.nconns < z.cap && !z.out_of_fds ? lfd : -1;
 		fds[0].events = POLLIN;
 		for (i = 0; i < z.nconns; i++) {
 			/* a rank that said its values is only read again to finish */
@@ -685,7 +690,8 @@ static int run_rank0(const struct mad_check_values *v, double deadline, struct s
 		snprintf(what, sizeof(what), bad <= v->world_size ? "%ld of %ld ranks" :
 			 "%ld tasks failing for %ld ranks", bad, v->world_size);
 		snprintf(verdict, sizeof(verdict), "fail %s: %s\n", what, summary);
-		snprintf(err, size, "the check failed: %s: %s", what, summary);
+		snprintf(err, size, "the check failed: %s: %s%s", what, summary,
+			 z.out_of_fds ? " (rank 0 ran out of file descriptors: raise ulimit -n)" : "");
 	} else {
 		snprintf(verdict, sizeof(verdict), "ok\n");
 		rc = 0;

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -343,6 +344,38 @@ TEST(a_silent_stray_connection_does_not_hold_rank_0)
 	free_all(t, 2);
 }
 
+TEST(rank_0_out_of_descriptors_fails_in_time_without_spinning)
+{
+	struct task t[MAXR];
+	struct rlimit old, low;
+	struct rusage before, after;
+	double cpu;
+	int probe = dup(0), i;
+
+	/* room for the listener and a few connections, not for all seven */
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = (rlim_t)probe + 10;
+	close(probe);
+	job(t, MAXR, MAXR, free_port(), 1.5);
+	getrusage(RUSAGE_SELF, &before);
+	setrlimit(RLIMIT_NOFILE, &low);
+	run_all(t, MAXR);
+	setrlimit(RLIMIT_NOFILE, &old);
+	getrusage(RUSAGE_SELF, &after);
+	cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec + after.ru_stime.tv_sec -
+		       before.ru_stime.tv_sec) +
+	      (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec + after.ru_stime.tv_usec -
+		       before.ru_stime.tv_usec) / 1e6;
+	printf("# rank 0: %s (%.2f s of CPU)\n", t[0].err, cpu);
+	CHECK(t[0].rc == -1);
+	CHECK(strstr(t[0].err, "did not connect") != NULL);
+	CHECK(cpu < 0.5);
+	for (i = 1; i < MAXR; i++)
+		CHECK(t[i].rc == -1);
+	free_all(t, MAXR);
+}
+
 TEST(bad_values_are_refused_before_any_connection)
 {
 	struct task t[1];
@@ -426,6 +459,7 @@ int main(void)
 	RUN(a_busy_port_fails_rank_0_at_once_naming_it);
 	RUN(a_stray_connection_is_ignored);
 	RUN(a_silent_stray_connection_does_not_hold_rank_0);
+	RUN(rank_0_out_of_descriptors_fails_in_time_without_spinning);
 	RUN(bad_values_are_refused_before_any_connection);
 	RUN(values_come_from_the_task_environment_else_the_contract);
 	return unit_done();

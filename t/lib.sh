@@ -75,3 +75,47 @@ fresh_run_dir() {
 	"$AS_USER" rm -rf "$1"
 	"$AS_USER" mkdir -p "$1"
 }
+
+# PyTorch across the cluster (t/helpers/torch-allreduce): shared by the SLURM and spur tests.
+# The lines torch-allreduce printed in FILES.
+allreduce_lines() { cat "$@" | grep '^allreduce '; }
+
+# Every one of WORLD ranks printed its line once: ranks 0..WORLD-1, world=WORLD and sum=WORLD
+# everywhere, and on each host LOCAL_RANK 0..n-1 with LOCAL_WORLD_SIZE n for its n ranks.
+# TORCHRUN: the ranks are torchrun's children, whose LOCAL_* torchrun sets from
+# --nproc_per_node (it has to agree with the contract's MAD_NPROC_PER_NODE all the same).
+assert_allreduce() { # world files...
+	local world=$1
+	shift
+	allreduce_lines "$@" | awk -v world="$world" '
+		{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+		v["world"] != world { print "rank " v["rank"] ": world=" v["world"] ", not " world; bad = 1 }
+		v["sum"] != world { print "rank " v["rank"] ": sum=" v["sum"] ", not " world; bad = 1 }
+		seen[v["rank"]]++ { print "rank " v["rank"] " twice"; bad = 1 }
+		{ n[v["host"]]++; lw[v["host"] " " v["local_world"]]++; loc[v["host"] " " v["local"]]++; lines++ }
+		END {
+			if (lines != world) { print lines " ranks printed, not " world; bad = 1 }
+			for (r = 0; r < world; r++) if (!(r in seen)) { print "rank " r " missing"; bad = 1 }
+			for (h in n) {
+				if (lw[h " " n[h]] != n[h]) { print h ": LOCAL_WORLD_SIZE is not " n[h] " in every rank"; bad = 1 }
+				for (l = 0; l < n[h]; l++) if (loc[h " " l] != 1) { print h ": LOCAL_RANK " l " not once"; bad = 1 }
+			}
+			exit bad
+		}'
+}
+
+# The PyTorch helpers where the test user's jobs find them.
+copy_torch_helpers() {
+	local h
+	for h in torch-allreduce torchrun-compat; do
+		cp "$BATS_TEST_DIRNAME/../helpers/$h" "$MAD_CLUSTER_SHARED/$h"
+		chmod 0755 "$MAD_CLUSTER_SHARED/$h"
+	done
+}
+
+# A PyTorch with gloo, or a failure under CI (a skip elsewhere).
+require_torch() {
+	require /usr/bin/python3 "the PyTorch tests"
+	/usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
+		require python3-torch-with-gloo "Debian package python3-torch: the PyTorch tests"
+}

@@ -30,6 +30,17 @@ setup_file() {
 		./tcp-exchange
 	JOB
 	chmod 0755 "$MAD_CLUSTER_SHARED/spur-job.sh"
+	# torchrun on every node from the contract alone (torch 1.13's flag spelling)
+	cat >"$MAD_CLUSTER_SHARED/spur-torch.sh" <<-'JOB'
+		#!/bin/bash
+		trap 'mad-mark $?' EXIT
+		eval "$(mad-env)"
+		./torchrun-compat --nnodes="$NNODES" --node_rank="$NODE_RANK" \
+			--nproc_per_node="$MAD_NPROC_PER_NODE" --master_addr="$MASTER_ADDR" \
+			--master_port="$MASTER_PORT" ./torch-allreduce
+	JOB
+	chmod 0755 "$MAD_CLUSTER_SHARED/spur-torch.sh"
+	copy_torch_helpers
 	export run_dir so
 }
 
@@ -147,6 +158,26 @@ submit() {
 		for r in 0 1 2 3; do
 			[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
 		done
+	done
+}
+
+@test "PyTorch on spur: torchrun per node, 4 nodes x 2 from the contract, nodes and array fan-out: sum = WORLD_SIZE" {
+	require_torch
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit env MAD_NPROC_PER_NODE=2 TORCH_ALLREDUCE_TIMEOUT=40 sbatch --nodes=4 --exclusive \
+			-o 'torch-%j.out' spur-torch.sh
+		wait_gone "$jobid"
+		cat "torch-$jobid.out"
+		assert_allreduce 8 "torch-$jobid.out"
+		for r in 0 1 2 3; do
+			[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
+		done
+		submit env MAD_NPROC_PER_NODE=2 MAD_FANOUT=array MAD_NNODES=4 TORCH_ALLREDUCE_TIMEOUT=40 \
+			sbatch --array=0-3 --exclusive --nodes=1 -o 'torch-arr-%A_%a.out' spur-torch.sh
+		wait_gone "$jobid"
+		cat torch-arr-"$jobid"_*.out
+		assert_allreduce 8 torch-arr-"$jobid"_*.out
 	done
 }
 

@@ -6,6 +6,7 @@
 #include "netaddr.h"
 #include "options.h"
 #include "rendezvous.h"
+#include "fake-env.h"
 #include "unit.h"
 
 #include <arpa/inet.h>
@@ -16,26 +17,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-struct env {
-	const char *vars[24];
-};
-
-static int env_get(void *ctx, const char *name, char *buf, size_t size)
-{
-	const struct env *e = ctx;
-	size_t n = strlen(name);
-	int i;
-
-	for (i = 0; i < 24 && e->vars[i]; i++)
-		if (!strncmp(e->vars[i], name, n) && e->vars[i][n] == '=') {
-			if (strlen(e->vars[i] + n + 1) >= size)
-				return -1;
-			strcpy(buf, e->vars[i] + n + 1);
-			return 1;
-		}
-	return 0;
-}
 
 static struct mad_options opts;
 static struct mad_contract c;

@@ -2,31 +2,11 @@
  * sources (SPEC §4), value checks, and rank/fan-out resolution (SPEC §5). */
 #include "contract.h"
 #include "options.h"
+#include "fake-env.h"
 #include "unit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-/* A fake environment: NAME=VALUE strings. */
-struct env {
-	const char *vars[16];
-};
-
-static int env_get(void *ctx, const char *name, char *buf, size_t size)
-{
-	const struct env *e = ctx;
-	size_t n = strlen(name);
-	int i;
-
-	for (i = 0; i < 16 && e->vars[i]; i++)
-		if (!strncmp(e->vars[i], name, n) && e->vars[i][n] == '=') {
-			if (strlen(e->vars[i] + n + 1) >= size)
-				return -1;
-			strcpy(buf, e->vars[i] + n + 1);
-			return 1;
-		}
-	return 0;
-}
 
 static struct mad_options opts;
 static char err[2048];

@@ -1769,29 +1769,3 @@ int mad_render(const char *src, size_t len, const struct value *data,
 	free(c);
 	return rc;
 }
-
-int sbatch_quote(struct strbuf *out, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (s[i] == '\n' || s[i] == '\r' || s[i] == '\0')
-			return -1;
-	for (i = 0; i < len; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("_@%+:,./=-", s[i]))
-			break;
-	if (len && i == len) {
-		sb_add(out, s, len);
-		return 0;
-	}
-	/* sbatch's own reader: a backslash escapes the next byte even inside
-	 * quotes, so both ' and \ are escaped inside '...' */
-	sb_addc(out, '\'');
-	for (i = 0; i < len; i++) {
-		if (s[i] == '\\' || s[i] == '\'')
-			sb_addc(out, '\\');
-		sb_addc(out, s[i]);
-	}
-	sb_addc(out, '\'');
-	return 0;
-}

@@ -22,10 +22,4 @@ struct mad_render_error {
 int mad_render(const char *src, size_t len, const struct value *data,
 	       struct strbuf *out, struct mad_render_error *err);
 
-/* The escaper of the "sbatch" filter: S as one argument of an #SBATCH line,
- * which sbatch reads itself (an unquoted '#' ends the line, whitespace
- * splits, a backslash escapes even inside quotes).  Appends to OUT; -1 for
- * a newline, carriage return or NUL, which no #SBATCH line can carry. */
-int sbatch_quote(struct strbuf *out, const char *s, size_t len);
-
 #endif

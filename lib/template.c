@@ -21,6 +21,25 @@
 
 /* ------------------------------------------------------------ the tree */
 
+/* What the parser resolves names and operators to, so that evaluation
+ * never compares a name again. */
+enum op {
+	OP_NONE,                   /* ~, and, or: their kind says it all */
+	OP_ADD, OP_SUB, OP_MUL, OP_FLOORDIV, OP_MOD,
+	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN, OP_NOT_IN,
+};
+
+enum test { TEST_DEFINED, TEST_NONE };
+
+enum filter_id {
+	F_DEFAULT, F_D, F_INT, F_STRING, F_LOWER, F_UPPER, F_TRIM, F_LENGTH, F_COUNT,
+	F_JOIN, F_REPLACE, F_FIRST, F_LAST, F_BASENAME, F_DIRNAME, F_RAW, F_SBATCH,
+	F_ENVNAME,
+	F_UNKNOWN,                 /* and the number of filters */
+};
+
+#define FILTER_ARGS_MAX 2
+
 enum ekind {
 	E_CONST, E_NAME, E_ATTR, E_INDEX, E_LIST, E_NOT, E_NEG, E_POS,
 	E_ARITH, E_CONCAT, E_AND, E_OR, E_COMPARE, E_TEST, E_FILTER,
@@ -30,8 +49,12 @@ struct expr {
 	enum ekind kind;
 	size_t pos;
 	struct value v;            /* E_CONST */
-	const char *name;          /* E_NAME, E_ATTR, E_FILTER, E_TEST; E_ARITH/E_COMPARE op */
+	const char *name;          /* E_NAME, E_ATTR, E_FILTER, E_TEST, as written */
 	size_t nlen;
+	enum op op;                /* E_ARITH, E_COMPARE */
+	enum test test;            /* E_TEST */
+	enum filter_id filter;     /* E_FILTER */
+	int method;                /* E_ATTR: the name of a method of Python's dict */
 	struct expr *a, *b;        /* operands; E_COMPARE: a op b, chained through next */
 	struct expr **args;        /* E_LIST items, E_FILTER arguments */
 	size_t nargs;
@@ -370,6 +393,37 @@ static struct expr *new_expr(struct ctx *c, enum ekind kind, size_t pos)
 }
 
 static struct expr *parse_expr(struct ctx *c);
+static enum filter_id filter_named(const char *name, size_t len);
+
+static const char *const op_text[] = {
+	[OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_FLOORDIV] = "//", [OP_MOD] = "%",
+	[OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">",
+	[OP_GE] = ">=", [OP_IN] = "in",
+};
+
+/* The operator token T stands for; OP_NONE for "~", "and", "or". */
+static enum op op_of(const struct ctx *c, struct xtok t)
+{
+	for (enum op op = OP_ADD; op < OP_NOT_IN; op++)
+		if (xis(c, t, op_text[op]))
+			return op;
+	return OP_NONE;
+}
+
+/* Python's dict methods: Jinja2 gives the method for "m.items", not the
+ * key "items". */
+static int dict_method(const char *name, size_t len)
+{
+	static const char *const methods[] = {
+		"items", "keys", "values", "get", "pop", "popitem", "update",
+		"copy", "clear", "setdefault", "fromkeys", NULL,
+	};
+
+	for (size_t k = 0; methods[k]; k++)
+		if (len == strlen(methods[k]) && memcmp(name, methods[k], len) == 0)
+			return 1;
+	return 0;
+}
 
 /* Records how deep X's tree is.  Loops build long chains ("1+1+...",
  * "a.b.b...", "x|trim|trim...") without recursing in the parser, but the
@@ -523,6 +577,7 @@ static struct expr *parse_postfix(struct ctx *c, struct expr *x)
 			y->a = x;
 			y->name = c->src + name.b;
 			y->nlen = name.e - name.b;
+			y->method = dict_method(y->name, y->nlen);
 			if (xis(c, xpeek(c), "("))
 				fail(c, xpeek(c).pos, "calling '%.*s' is not supported (only 'for k, v in m.items()')",
 				     (int)y->nlen, y->name);
@@ -564,6 +619,7 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 			y->a = x;
 			y->name = c->src + name.b;
 			y->nlen = name.e - name.b;
+			y->filter = filter_named(y->name, y->nlen);
 			if (xaccept(c, "(")) {
 				while (!xaccept(c, ")")) {
 					struct xtok a1 = xpeek(c), a2;
@@ -604,6 +660,7 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 			y->a = x;
 			y->name = c->src + name.b;
 			y->nlen = name.e - name.b;
+			y->test = xis(c, name, "defined") ? TEST_DEFINED : TEST_NONE;
 			/* Jinja2 reads a name or literal right after the test as its
 			 * argument ("x is defined not in l"): refuse, as it would */
 			{
@@ -647,8 +704,7 @@ static struct expr *binary(struct ctx *c, enum ekind kind, struct xtok op,
 {
 	struct expr *x = new_expr(c, kind, op.pos);
 
-	x->name = c->src + op.b;
-	x->nlen = op.e - op.b;
+	x->op = op_of(c, op);
 	x->a = a;
 	x->b = b;
 	return a && b ? nest(c, x) : x;
@@ -707,21 +763,22 @@ static struct expr *parse_math1(struct ctx *c)
 	}
 }
 
-static int compare_op(struct ctx *c, struct xtok t, size_t *save)
+/* The comparison at T, or OP_NONE; for "not in", the tokenizer is left
+ * after "not". */
+static enum op compare_op(struct ctx *c, struct xtok t)
 {
-	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=", "in" };
+	enum op op = op_of(c, t);
+	size_t save = c->xpos;
 
-	*save = c->xpos;
-	for (size_t k = 0; k < 7; k++)
-		if (xis(c, t, ops[k]))
-			return 1;
+	if (op >= OP_EQ && op <= OP_IN)
+		return op;
 	if (xis(c, t, "not")) {
 		c->xpos = t.e;
 		if (xis(c, xpeek(c), "in"))
-			return 2;
-		c->xpos = *save;
+			return OP_NOT_IN;
+		c->xpos = save;
 	}
-	return 0;
+	return OP_NONE;
 }
 
 static struct expr *parse_compare(struct ctx *c)
@@ -730,23 +787,14 @@ static struct expr *parse_compare(struct ctx *c)
 
 	for (;;) {
 		struct xtok t = xpeek(c);
-		size_t save;
-		int kind = compare_op(c, t, &save);
+		enum op op = compare_op(c, t);
 		struct expr *y;
 
-		if (!kind)
+		if (op == OP_NONE)
 			return first ? first : x;
-		if (kind == 2) {
-			struct xtok in = xnext(c); /* "in" after "not" */
-
-			y = binary(c, E_COMPARE, t, NULL, NULL);
-			y->name = "not in";
-			y->nlen = 6;
-			(void)in;
-		} else {
-			xnext(c);
-			y = binary(c, E_COMPARE, t, NULL, NULL);
-		}
+		xnext(c); /* the operator, or "in" after "not" */
+		y = binary(c, E_COMPARE, t, NULL, NULL);
+		y->op = op;
 		y->a = last ? last->b : x;
 		y->b = parse_math1(c);
 		nest(c, y);
@@ -1086,12 +1134,10 @@ static struct value arith(struct ctx *c, const struct expr *x)
 {
 	struct value a = eval(c, x->a), b = eval(c, x->b);
 	long long l, r, v;
-	char op = x->name[0];
-	int two = x->nlen == 2;
 
 	defined(c, &a, x->a->pos);
 	defined(c, &b, x->b->pos);
-	if (op == '+' && a.t == V_STR && b.t == V_STR) {
+	if (x->op == OP_ADD && a.t == V_STR && b.t == V_STR) {
 		char *s = alloc(c, a.u.str.len + b.u.str.len + 1);
 
 		memcpy(s, a.u.str.s, a.u.str.len);
@@ -1100,29 +1146,29 @@ static struct value arith(struct ctx *c, const struct expr *x)
 	}
 	l = want_int(c, &a, x->a->pos, "arithmetic");
 	r = want_int(c, &b, x->b->pos, "arithmetic");
-	if ((op == '/' || op == '%') && r == 0)
+	if ((x->op == OP_FLOORDIV || x->op == OP_MOD) && r == 0)
 		fail(c, x->pos, "division by zero");
-	switch (two ? 'd' : op) {
-	case '+':
+	switch (x->op) {
+	case OP_ADD:
 		if (__builtin_add_overflow(l, r, &v))
 			fail(c, x->pos, "integer overflow");
 		break;
-	case '-':
+	case OP_SUB:
 		if (__builtin_sub_overflow(l, r, &v))
 			fail(c, x->pos, "integer overflow");
 		break;
-	case '*':
+	case OP_MUL:
 		if (__builtin_mul_overflow(l, r, &v))
 			fail(c, x->pos, "integer overflow");
 		break;
-	case 'd': /* // floors, as in Python */
+	case OP_FLOORDIV: /* floors, as in Python */
 		if (l == -__LONG_LONG_MAX__ - 1 && r == -1)
 			fail(c, x->pos, "integer overflow");
 		v = l / r;
 		if ((l % r != 0) && ((l < 0) != (r < 0)))
 			v--;
 		break;
-	default: /* % takes the divisor's sign, as in Python */
+	default: /* OP_MOD takes the divisor's sign, as in Python */
 		if (r == -1)
 			v = 0;
 		else {
@@ -1166,9 +1212,9 @@ static int compare(struct ctx *c, const struct expr *x, const struct value *a,
 {
 	int cmp;
 
-	if (x->nlen == 2 && x->name[0] == 'i') /* in */
+	if (x->op == OP_IN)
 		return contains(c, a, b, x->pos);
-	if (x->nlen == 6) /* not in */
+	if (x->op == OP_NOT_IN)
 		return !contains(c, a, b, x->pos);
 	defined(c, a, x->a->pos);
 	defined(c, b, x->b->pos);
@@ -1186,13 +1232,13 @@ static int compare(struct ctx *c, const struct expr *x, const struct value *a,
 		fail(c, x->pos, "cannot compare a %s with a %s (only integer with integer, string with string; convert with '| int')",
 		     vtype_name(a->t), vtype_name(b->t));
 	}
-	if (x->name[0] == '=')
-		return cmp == 0;
-	if (x->name[0] == '!')
-		return cmp != 0;
-	switch (x->name[0]) {
-	case '<': return x->nlen == 2 && x->name[1] == '=' ? cmp <= 0 : cmp < 0;
-	default: return x->nlen == 2 && x->name[1] == '=' ? cmp >= 0 : cmp > 0;
+	switch (x->op) {
+	case OP_EQ: return cmp == 0;
+	case OP_NE: return cmp != 0;
+	case OP_LT: return cmp < 0;
+	case OP_LE: return cmp <= 0;
+	case OP_GT: return cmp > 0;
+	default: return cmp >= 0; /* OP_GE */
 	}
 }
 
@@ -1236,213 +1282,301 @@ static int ascii_only(const char *s, size_t len)
 	return 1;
 }
 
-static struct value filter(struct ctx *c, const struct expr *x)
+/* Fails unless the filter X's input V is of type T. */
+static void filter_wants(struct ctx *c, const struct expr *x, const struct value *v, enum vtype t)
 {
-	struct value v = eval(c, x->a), args[2];
-	const char *name = x->name, *s;
-	size_t n = x->nlen, len;
+	if (v->t != t)
+		fail(c, x->pos, "'| %.*s' needs a %s, not a %s", (int)x->nlen, x->name, vtype_name(t),
+		     vtype_name(v->t));
+}
+
+/* A filter's function: IN[0] is its input, IN[1..] its arguments (as many
+ * as its row in the table allows, each defined). */
+typedef struct value filter_fn(struct ctx *c, const struct expr *x, const struct value *in);
+
+static struct value f_default(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	(void)c;
+	if (in[0].t == V_UNDEF || (x->nargs == 2 && v_truthy(&in[2]) && !v_truthy(&in[0])))
+		return in[1];
+	return in[0];
+}
+
+static struct value f_int(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	unsigned long long u = 0;
+	const char *s;
+	size_t k = 0, len;
+	int neg = 0;
+
+	if (in->t == V_INT)
+		return *in;
+	if (in->t != V_STR)
+		fail(c, x->pos, "'| int' needs a string of digits, not a %s", vtype_name(in->t));
+	s = in->u.str.s;
+	len = in->u.str.len;
+	if (k < len && (s[k] == '-' || s[k] == '+'))
+		neg = s[k++] == '-';
+	if (k == len)
+		fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)len, s);
+	for (; k < len; k++) {
+		if (!isdigit((unsigned char)s[k]))
+			fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)(len > 64 ? 64 : len), s);
+		if (u > (~0ULL - 9) / 10)
+			u = ~0ULL; /* saturates: too large below */
+		else
+			u = u * 10 + (unsigned long long)(s[k] - '0');
+	}
+	if (u > (unsigned long long)__LONG_LONG_MAX__ + (unsigned long long)neg)
+		fail(c, x->pos, "'| int': '%.*s' is too large", (int)(len > 64 ? 64 : len), s);
+	return v_int(neg ? (long long)(0 - u) : (long long)u);
+}
+
+static struct value f_string(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	size_t len;
+	const char *s = str_of(c, in, &len, x->pos);
+
+	return v_str_ref(s, len);
+}
+
+/* lower and upper */
+static struct value f_case(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	const char *s;
+	size_t len;
 	char *p;
 
-#define IS(lit) (n == sizeof(lit) - 1 && memcmp(name, lit, n) == 0)
-#define ARGS(lo, hi) do { \
-	if ((int)x->nargs < (lo) || (int)x->nargs > (hi)) \
-		fail(c, x->pos, "the filter '%.*s' takes %d to %d arguments", (int)n, name, lo, hi); \
-	for (size_t k_ = 0; k_ < x->nargs; k_++) { \
-		args[k_] = eval(c, x->args[k_]); \
-		defined(c, &args[k_], x->args[k_]->pos); \
-	} \
-} while (0)
+	filter_wants(c, x, in, V_STR);
+	s = in->u.str.s;
+	len = in->u.str.len;
+	if (!ascii_only(s, len))
+		fail(c, x->pos, "'| %.*s' of text that is not ASCII is not supported", (int)x->nlen, x->name);
+	p = alloc(c, len + 1);
+	for (size_t k = 0; k < len; k++)
+		p[k] = (char)(x->filter == F_LOWER ? tolower((unsigned char)s[k]) : toupper((unsigned char)s[k]));
+	return v_str_ref(p, len);
+}
 
-	if (IS("default") || IS("d")) {
-		ARGS(1, 2);
-		if (v.t == V_UNDEF || (x->nargs == 2 && v_truthy(&args[1]) && !v_truthy(&v)))
-			return args[0];
-		return v;
-	}
-	defined(c, &v, x->a->pos);
-	if (IS("int")) {
-		unsigned long long u = 0;
-		size_t k = 0;
-		int neg = 0;
+static struct value f_trim(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	const char *s;
+	size_t len, w;
 
-		ARGS(0, 0);
-		if (v.t == V_INT)
-			return v;
-		if (v.t != V_STR)
-			fail(c, x->pos, "'| int' needs a string of digits, not a %s", vtype_name(v.t));
-		s = v.u.str.s;
-		len = v.u.str.len;
-		if (k < len && (s[k] == '-' || s[k] == '+'))
-			neg = s[k++] == '-';
-		if (k == len)
-			fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)len, s);
-		for (; k < len; k++) {
-			if (!isdigit((unsigned char)s[k]))
-				fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)(len > 64 ? 64 : len), s);
-			if (u > (~0ULL - 9) / 10)
-				u = ~0ULL; /* saturates: too large below */
-			else
-				u = u * 10 + (unsigned long long)(s[k] - '0');
-		}
-		if (u > (unsigned long long)__LONG_LONG_MAX__ + (unsigned long long)neg)
-			fail(c, x->pos, "'| int': '%.*s' is too large", (int)(len > 64 ? 64 : len), s);
-		return v_int(neg ? (long long)(0 - u) : (long long)u);
-	}
-	if (IS("string")) {
-		ARGS(0, 0);
-		s = str_of(c, &v, &len, x->pos);
-		return v_str_ref(s, len);
-	}
-	if (IS("lower") || IS("upper") || IS("trim")) {
-		ARGS(0, 0);
-		if (v.t != V_STR)
-			fail(c, x->pos, "'| %.*s' needs a string, not a %s", (int)n, name, vtype_name(v.t));
-		s = v.u.str.s;
-		len = v.u.str.len;
-		if (IS("trim")) {
-			size_t w;
+	filter_wants(c, x, in, V_STR);
+	s = in->u.str.s;
+	len = in->u.str.len;
+	while (len && (w = py_space(s, len, 0)))
+		s += w, len -= w;
+	while (len && (w = py_space(s, len, 1)))
+		len -= w;
+	return v_str_ref(s, len);
+}
 
-			while (len && (w = py_space(s, len, 0)))
-				s += w, len -= w;
-			while (len && (w = py_space(s, len, 1)))
-				len -= w;
-			return v_str_ref(s, len);
-		}
-		if (!ascii_only(s, len))
-			fail(c, x->pos, "'| %.*s' of text that is not ASCII is not supported", (int)n, name);
-		p = alloc(c, len + 1);
-		for (size_t k = 0; k < len; k++)
-			p[k] = (char)(IS("lower") ? tolower((unsigned char)s[k]) : toupper((unsigned char)s[k]));
-		return v_str_ref(p, len);
-	}
-	if (IS("length") || IS("count")) {
-		ARGS(0, 0);
-		if (v.t == V_STR)
-			return v_int((long long)utf8_length(v.u.str.s, v.u.str.len));
-		if (v.t == V_LIST)
-			return v_int((long long)v.u.list->n);
-		if (v.t == V_DICT)
-			return v_int((long long)v.u.dict->n);
-		fail(c, x->pos, "'| length' of a %s", vtype_name(v.t));
-	}
-	if (IS("join")) {
-		struct strbuf sb = STRBUF_INIT;
-		const char *sep = "";
-		size_t seplen = 0;
+/* length and count */
+static struct value f_length(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	if (in->t == V_STR)
+		return v_int((long long)utf8_length(in->u.str.s, in->u.str.len));
+	if (in->t == V_LIST)
+		return v_int((long long)in->u.list->n);
+	if (in->t == V_DICT)
+		return v_int((long long)in->u.dict->n);
+	fail(c, x->pos, "'| length' of a %s", vtype_name(in->t));
+}
 
-		ARGS(0, 1);
-		if (v.t != V_LIST)
-			fail(c, x->pos, "'| join' needs a list, not a %s", vtype_name(v.t));
-		if (x->nargs)
-			sep = str_of(c, &args[0], &seplen, x->args[0]->pos);
-		for (size_t k = 0; k < v.u.list->n; k++) {
-			s = str_of(c, &v.u.list->item[k], &len, x->pos);
-			if (k)
-				sb_add(&sb, sep, seplen);
-			sb_add(&sb, s, len);
-		}
-		if (!sb_cstr(&sb))
-			fail(c, x->pos, "out of memory");
-		v = v_str(c->arena, sb.buf, sb.len);
-		sb_free(&sb);
-		return v;
-	}
-	if (IS("replace")) {
-		struct strbuf sb = STRBUF_INIT;
-		const char *old, *new;
-		size_t ol, nl;
+/* SB's bytes as a string of the arena; frees SB. */
+static struct value sb_value(struct ctx *c, const struct expr *x, struct strbuf *sb)
+{
+	struct value v;
 
-		ARGS(2, 2);
-		if (v.t != V_STR)
-			fail(c, x->pos, "'| replace' needs a string, not a %s", vtype_name(v.t));
-		old = str_of(c, &args[0], &ol, x->args[0]->pos);
-		new = str_of(c, &args[1], &nl, x->args[1]->pos);
-		if (!ol)
-			fail(c, x->args[0]->pos, "'| replace' of an empty string is not supported");
-		s = v.u.str.s;
-		len = v.u.str.len;
-		for (size_t k = 0; k < len;) {
-			if (k + ol <= len && memcmp(s + k, old, ol) == 0) {
-				sb_add(&sb, new, nl);
-				k += ol;
-			} else {
-				sb_addc(&sb, s[k++]);
-			}
-		}
-		if (!sb_cstr(&sb))
-			fail(c, x->pos, "out of memory");
-		v = v_str(c->arena, sb.buf, sb.len);
-		sb_free(&sb);
-		return v;
-	}
-	if (IS("first") || IS("last")) {
-		ARGS(0, 0);
-		if (v.t != V_LIST)
-			fail(c, x->pos, "'| %.*s' needs a list, not a %s", (int)n, name, vtype_name(v.t));
-		if (!v.u.list->n)
-			fail(c, x->pos, "'| %.*s' of an empty list", (int)n, name);
-		return v.u.list->item[IS("first") ? 0 : v.u.list->n - 1];
-	}
-	if (IS("basename") || IS("dirname")) {
-		size_t cut;
+	if (!sb_cstr(sb))
+		fail(c, x->pos, "out of memory");
+	v = v_str(c->arena, sb->buf, sb->len);
+	sb_free(sb);
+	return v;
+}
 
-		ARGS(0, 0);
-		if (v.t != V_STR)
-			fail(c, x->pos, "'| %.*s' needs a string, not a %s", (int)n, name, vtype_name(v.t));
-		s = v.u.str.s;
-		len = v.u.str.len;
-		for (cut = len; cut > 0 && s[cut - 1] != '/'; cut--)
-			;
-		if (IS("basename"))
-			return v_str_ref(s + cut, len - cut);
-		/* posixpath.dirname: the head, its trailing slashes gone unless all slashes */
-		{
-			size_t h = cut, all = 1;
+static struct value f_join(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *sep = "", *s;
+	size_t seplen = 0, len;
 
-			for (size_t k = 0; k < h; k++)
-				all &= s[k] == '/';
-			if (h && !all)
-				while (h > 0 && s[h - 1] == '/')
-					h--;
-			return v_str_ref(s, h);
+	filter_wants(c, x, in, V_LIST);
+	if (x->nargs)
+		sep = str_of(c, &in[1], &seplen, x->args[0]->pos);
+	for (size_t k = 0; k < in->u.list->n; k++) {
+		s = str_of(c, &in->u.list->item[k], &len, x->pos);
+		if (k)
+			sb_add(&sb, sep, seplen);
+		sb_add(&sb, s, len);
+	}
+	return sb_value(c, x, &sb);
+}
+
+static struct value f_replace(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *old, *new, *s;
+	size_t ol, nl, len;
+
+	filter_wants(c, x, in, V_STR);
+	s = in->u.str.s;
+	len = in->u.str.len;
+	old = str_of(c, &in[1], &ol, x->args[0]->pos);
+	new = str_of(c, &in[2], &nl, x->args[1]->pos);
+	if (!ol)
+		fail(c, x->args[0]->pos, "'| replace' of an empty string is not supported");
+	for (size_t k = 0; k < len;) {
+		if (k + ol <= len && memcmp(s + k, old, ol) == 0) {
+			sb_add(&sb, new, nl);
+			k += ol;
+		} else {
+			sb_addc(&sb, s[k++]);
 		}
 	}
-	if (IS("raw")) {
-		ARGS(0, 0);
-		if (v.t != V_STR && v.t != V_INT)
-			fail(c, x->pos, "'| raw' takes a string or an integer, not a %s", vtype_name(v.t));
-		s = str_of(c, &v, &len, x->pos);
-		v = v_str_ref(s, len);
-		v.raw = 1;
-		return v;
-	}
-	if (IS("sbatch")) {
-		struct strbuf sb = STRBUF_INIT;
+	return sb_value(c, x, &sb);
+}
 
-		ARGS(0, 0);
-		s = str_of(c, &v, &len, x->pos);
-		if (sbatch_quote(&sb, s, len))
-			fail(c, x->pos, "'| sbatch': a newline, carriage return or NUL cannot be in an #SBATCH line");
-		if (!sb_cstr(&sb))
-			fail(c, x->pos, "out of memory");
-		v = v_str(c->arena, sb.buf, sb.len);
-		sb_free(&sb);
-		v.raw = 1;
-		return v;
+/* first and last */
+static struct value f_end(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	filter_wants(c, x, in, V_LIST);
+	if (!in->u.list->n)
+		fail(c, x->pos, "'| %.*s' of an empty list", (int)x->nlen, x->name);
+	return in->u.list->item[x->filter == F_FIRST ? 0 : in->u.list->n - 1];
+}
+
+/* basename and dirname, as Python's posixpath has them */
+static struct value f_path(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	const char *s;
+	size_t len, cut, all = 1;
+
+	filter_wants(c, x, in, V_STR);
+	s = in->u.str.s;
+	len = in->u.str.len;
+	for (cut = len; cut > 0 && s[cut - 1] != '/'; cut--)
+		;
+	if (x->filter == F_BASENAME)
+		return v_str_ref(s + cut, len - cut);
+	/* dirname: the head, its trailing slashes gone unless all slashes */
+	for (size_t k = 0; k < cut; k++)
+		all &= s[k] == '/';
+	if (cut && !all)
+		while (cut > 0 && s[cut - 1] == '/')
+			cut--;
+	return v_str_ref(s, cut);
+}
+
+static struct value f_raw(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	const char *s;
+	size_t len;
+	struct value v;
+
+	if (in->t != V_STR && in->t != V_INT)
+		fail(c, x->pos, "'| raw' takes a string or an integer, not a %s", vtype_name(in->t));
+	s = str_of(c, in, &len, x->pos);
+	v = v_str_ref(s, len);
+	v.raw = 1;
+	return v;
+}
+
+static struct value f_sbatch(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t len;
+	const char *s = str_of(c, in, &len, x->pos);
+	struct value v;
+
+	if (sbatch_quote(&sb, s, len))
+		fail(c, x->pos, "'| sbatch': a newline, carriage return or NUL cannot be in an #SBATCH line");
+	v = sb_value(c, x, &sb);
+	v.raw = 1;
+	return v;
+}
+
+static struct value f_envname(struct ctx *c, const struct expr *x, const struct value *in)
+{
+	size_t len;
+	const char *s = str_of(c, in, &len, x->pos);
+	struct value v;
+
+	if (!shell_name_ok(s, len))
+		fail(c, x->pos, "'| envname': '%.*s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
+		     (int)(len > 64 ? 64 : len), s);
+	v = v_str_ref(s, len);
+	v.raw = 1;
+	return v;
+}
+
+/* The filters, by the enum the parser resolved their names to.  An alias
+ * (d) has a row of its own, so messages name the filter as written. */
+static const struct filter {
+	const char *name;
+	int min_args, max_args;    /* at most FILTER_ARGS_MAX */
+	int takes_undefined;       /* the input may be undefined (default) */
+	int sbatch_ok;             /* its output may stand on an #SBATCH line */
+	filter_fn *fn;
+} filters[F_UNKNOWN] = {
+	[F_DEFAULT] = { "default", 1, 2, 1, 0, f_default },
+	[F_D] = { "d", 1, 2, 1, 0, f_default },
+	[F_INT] = { "int", 0, 0, 0, 1, f_int },
+	[F_STRING] = { "string", 0, 0, 0, 0, f_string },
+	[F_LOWER] = { "lower", 0, 0, 0, 0, f_case },
+	[F_UPPER] = { "upper", 0, 0, 0, 0, f_case },
+	[F_TRIM] = { "trim", 0, 0, 0, 0, f_trim },
+	[F_LENGTH] = { "length", 0, 0, 0, 0, f_length },
+	[F_COUNT] = { "count", 0, 0, 0, 0, f_length },
+	[F_JOIN] = { "join", 0, 1, 0, 0, f_join },
+	[F_REPLACE] = { "replace", 2, 2, 0, 0, f_replace },
+	[F_FIRST] = { "first", 0, 0, 0, 0, f_end },
+	[F_LAST] = { "last", 0, 0, 0, 0, f_end },
+	[F_BASENAME] = { "basename", 0, 0, 0, 0, f_path },
+	[F_DIRNAME] = { "dirname", 0, 0, 0, 0, f_path },
+	[F_RAW] = { "raw", 0, 0, 0, 1, f_raw },
+	[F_SBATCH] = { "sbatch", 0, 0, 0, 1, f_sbatch },
+	[F_ENVNAME] = { "envname", 0, 0, 0, 0, f_envname },
+};
+
+static enum filter_id filter_named(const char *name, size_t len)
+{
+	enum filter_id f;
+
+	for (f = 0; f < F_UNKNOWN; f++)
+		if (strlen(filters[f].name) == len && memcmp(filters[f].name, name, len) == 0)
+			break;
+	return f;
+}
+
+/* An unknown filter is an error only when it runs, as the filters' type
+ * errors are: the same template fails at the same place as before. */
+static struct value apply_filter(struct ctx *c, const struct expr *x)
+{
+	struct value in[1 + FILTER_ARGS_MAX];
+	const struct filter *f = x->filter < F_UNKNOWN ? &filters[x->filter] : NULL;
+
+	in[0] = eval(c, x->a);
+	if (!f || !f->takes_undefined)
+		defined(c, &in[0], x->a->pos);
+	if (!f)
+		fail(c, x->pos, "unknown filter '%.*s'", (int)x->nlen, x->name);
+	if ((int)x->nargs < f->min_args || (int)x->nargs > f->max_args)
+		fail(c, x->pos, "the filter '%.*s' takes %d to %d arguments", (int)x->nlen, x->name,
+		     f->min_args, f->max_args);
+	for (size_t k = 0; k < x->nargs; k++) {
+		in[1 + k] = eval(c, x->args[k]);
+		defined(c, &in[1 + k], x->args[k]->pos);
 	}
-	if (IS("envname")) {
-		ARGS(0, 0);
-		s = str_of(c, &v, &len, x->pos);
-		if (!shell_name_ok(s, len))
-			fail(c, x->pos, "'| envname': '%.*s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
-			     (int)(len > 64 ? 64 : len), s);
-		v = v_str_ref(s, len);
-		v.raw = 1;
-		return v;
-	}
-	fail(c, x->pos, "unknown filter '%.*s'", (int)n, name);
-#undef IS
-#undef ARGS
+	return f->fn(c, x, in);
+}
+
+/* Whether X's value may stand on an #SBATCH line as it is. */
+static int sbatch_ok(const struct expr *x)
+{
+	return x->kind == E_FILTER && x->filter < F_UNKNOWN && filters[x->filter].sbatch_ok;
 }
 
 static struct value eval(struct ctx *c, const struct expr *x)
@@ -1459,18 +1593,13 @@ static struct value eval(struct ctx *c, const struct expr *x)
 		a = eval(c, x->a);
 		defined(c, &a, x->a->pos);
 		if (x->kind == E_ATTR) {
-			static const char *const methods[] = {
-				"items", "keys", "values", "get", "pop", "popitem", "update",
-				"copy", "clear", "setdefault", "fromkeys", NULL,
-			};
 			struct value *v;
 
 			/* Jinja2 gives a map's method here, not its key: refuse the
 			 * difference rather than print something else */
-			for (size_t k = 0; a.t == V_DICT && methods[k]; k++)
-				if (x->nlen == strlen(methods[k]) && memcmp(x->name, methods[k], x->nlen) == 0)
-					fail(c, x->pos, "'.%s' of a map is a method in Jinja2: write ['%s'] for the key",
-					     methods[k], methods[k]);
+			if (a.t == V_DICT && x->method)
+				fail(c, x->pos, "'.%.*s' of a map is a method in Jinja2: write ['%.*s'] for the key",
+				     (int)x->nlen, x->name, (int)x->nlen, x->name);
 			if (a.t == V_DICT && (v = vdict_get(a.u.dict, x->name, x->nlen)))
 				return *v;
 			return v_undef(arena_strndup(c->arena, x->name, x->nlen));
@@ -1558,27 +1687,17 @@ static struct value eval(struct ctx *c, const struct expr *x)
 	}
 	case E_TEST:
 		a = eval(c, x->a);
-		if (x->nlen == 7) /* defined */
+		if (x->test == TEST_DEFINED)
 			return v_bool((a.t != V_UNDEF) != x->negate);
 		defined(c, &a, x->a->pos);
 		return v_bool((a.t == V_NONE) != x->negate);
 	case E_FILTER:
-		return filter(c, x);
+		return apply_filter(c, x);
 	}
 	fail(c, x->pos, "internal error: unknown expression");
 }
 
 /* ------------------------------------------------------------ rendering */
-
-static int last_filter_is(const struct expr *x, const char *const *names)
-{
-	if (x->kind != E_FILTER)
-		return 0;
-	for (; *names; names++)
-		if (x->nlen == strlen(*names) && memcmp(x->name, *names, x->nlen) == 0)
-			return 1;
-	return 0;
-}
 
 static void emit(struct ctx *c, const char *s, size_t len, size_t pos)
 {
@@ -1654,8 +1773,6 @@ static void run_for(struct ctx *c, const struct node *n)
 
 static void run(struct ctx *c, const struct node *n)
 {
-	static const char *const sbatch_ok[] = { "sbatch", "int", "raw", NULL };
-
 	for (; n; n = n->next) {
 		switch (n->kind) {
 		case N_TEXT:
@@ -1666,7 +1783,7 @@ static void run(struct ctx *c, const struct node *n)
 			const char *s;
 			size_t len;
 
-			if (on_sbatch_line(c) && !last_filter_is(n->x, sbatch_ok))
+			if (on_sbatch_line(c) && !sbatch_ok(n->x))
 				fail(c, n->pos, "a value on an #SBATCH line needs '| sbatch' (sbatch reads these lines, not the shell)");
 			v = eval(c, n->x);
 			if (v.t == V_LIST || v.t == V_DICT)

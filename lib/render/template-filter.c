@@ -311,7 +311,8 @@ enum filter_id tpl_filter_named(const char *name, size_t len)
 	enum filter_id f;
 
 	for (f = 0; f < F_UNKNOWN; f++)
-		if (strlen(filters[f].name) == len && memcmp(filters[f].name, name, len) == 0)
+		if (len && filters[f].name[0] == name[0] && strlen(filters[f].name) == len &&
+		    memcmp(filters[f].name, name, len) == 0)
 			break;
 	return f;
 }

@@ -8,11 +8,6 @@
 
 /* ------------------------------------------------------------ text and tags */
 
-int tpl_is_space(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
-}
-
 /* The end of a {{ }} or {% %} tag opened at POS: the first CLOSE outside
  * a string literal. */
 static size_t tag_end(struct ctx *c, size_t from, char close, size_t pos)
@@ -199,14 +194,6 @@ struct xtok tpl_xnext(struct ctx *c)
 
 	c->xpos = t.e;
 	return t;
-}
-
-int tpl_xis(const struct ctx *c, struct xtok t, const char *s)
-{
-	size_t n = strlen(s);
-
-	return (t.kind == X_OP || t.kind == X_NAME) && t.e - t.b == n &&
-	       memcmp(c->src + t.b, s, n) == 0;
 }
 
 int tpl_xaccept(struct ctx *c, const char *s)

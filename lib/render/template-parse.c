@@ -28,8 +28,12 @@ static const char *const op_text[] = {
 /* The operator token T stands for; OP_NONE for "~", "and", "or". */
 static enum op op_of(const struct ctx *c, struct xtok t)
 {
+	/* every expression ends by asking this of the next token: the first
+	 * byte rules out most operators before a string compare */
+	if (t.kind != X_OP && t.kind != X_NAME)
+		return OP_NONE;
 	for (enum op op = OP_ADD; op < OP_NOT_IN; op++)
-		if (tpl_xis(c, t, op_text[op]))
+		if (op_text[op][0] == c->src[t.b] && tpl_xis(c, t, op_text[op]))
 			return op;
 	return OP_NONE;
 }
@@ -44,7 +48,8 @@ static int dict_method(const char *name, size_t len)
 	};
 
 	for (size_t k = 0; methods[k]; k++)
-		if (len == strlen(methods[k]) && memcmp(name, methods[k], len) == 0)
+		if (len && methods[k][0] == name[0] && len == strlen(methods[k]) &&
+		    memcmp(name, methods[k], len) == 0)
 			return 1;
 	return 0;
 }

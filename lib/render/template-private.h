@@ -13,6 +13,7 @@
 
 #include <setjmp.h>
 #include <stddef.h>
+#include <string.h>
 
 /* The bounds of a render, each reached with a message of its own: nesting
  * of blocks and parentheses, of an expression's tree, the output, and all
@@ -133,15 +134,28 @@ __attribute__((format(printf, 3, 4), noreturn))
 void tpl_fail(struct ctx *c, size_t pos, const char *fmt, ...);
 void *tpl_alloc(struct ctx *c, size_t size);
 
+/* Python's and Jinja2's ASCII white space; inline, as the lexer asks it of
+ * nearly every byte of the template. */
+static inline int tpl_is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
 /* template-lex.c: the source cut into c->toks, Jinja2's whitespace rules
  * applied; the expression tokenizer over src[c->xpos, c->xe). */
-int tpl_is_space(char ch);
 void tpl_cut(struct ctx *c);
 void tpl_trim(struct ctx *c);
 struct xtok tpl_xpeek(struct ctx *c);
 struct xtok tpl_xnext(struct ctx *c);
-/* Whether T is the operator or name S. */
-int tpl_xis(const struct ctx *c, struct xtok t, const char *s);
+/* Whether T is the operator or name S: inline, as the parser asks it of
+ * nearly every token, several times. */
+static inline int tpl_xis(const struct ctx *c, struct xtok t, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (t.kind == X_OP || t.kind == X_NAME) && t.e - t.b == n &&
+	       memcmp(c->src + t.b, s, n) == 0;
+}
 /* Takes the token S if it is next. */
 int tpl_xaccept(struct ctx *c, const char *s);
 /* Takes the token S, or fails naming what is there instead. */

@@ -1,6 +1,7 @@
 /* plugstack.c: see plugstack.h. */
 #include "plugstack.h"
 #include "strbuf.h"
+#include "version.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,9 +12,12 @@
 
 #define INCLUDE_DEPTH 8
 #define FILE_MAX (1 << 20)
+#define PLUGIN_MAX (64 << 20)
 
-static int read_whole(const char *path, char **text, size_t *len, char *err,
-		      size_t size)
+/* At most MAX bytes of PATH into *TEXT: 1, 0 when there is no such file,
+ * -1 with ERR. */
+static int read_whole(const char *path, size_t max, char **text, size_t *len,
+		      char *err, size_t size)
 {
 	FILE *f = fopen(path, "re");
 	struct strbuf sb = STRBUF_INIT;
@@ -25,11 +29,13 @@ static int read_whole(const char *path, char **text, size_t *len, char *err,
 		snprintf(err, size, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	rc = sb_read(&sb, f, FILE_MAX);
+	rc = sb_read(&sb, f, max);
 	fclose(f);
 	if (rc || !sb_cstr(&sb)) {
-		snprintf(err, size, "cannot read '%s': %s", path,
-			 rc == -2 ? "larger than 1 MiB" : strerror(errno));
+		if (rc == -2)
+			snprintf(err, size, "cannot read '%s': larger than %zu MiB", path, max >> 20);
+		else
+			snprintf(err, size, "cannot read '%s': %s", path, strerror(errno));
 		sb_free(&sb);
 		return -1;
 	}
@@ -54,7 +60,7 @@ static int parse_file(const char *path, int depth, struct mad_plugstack *ps,
 	int rc;
 
 	note_tried(ps, path);
-	rc = read_whole(path, &text, &len, err, size);
+	rc = read_whole(path, FILE_MAX, &text, &len, err, size);
 	if (rc <= 0)
 		return rc;
 	rc = mad_plugstack_parse(text, len, path, depth, ps, err, size);
@@ -101,7 +107,7 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		char line[4096], *words[MAD_PLUGSTACK_ARGS + 2], *save = NULL, *w;
 		size_t n = (size_t)((eol ? eol : end) - p);
-		int nw = 0;
+		int nw = 0, gap;
 
 		lineno++;
 		if (n >= sizeof(line)) {
@@ -118,6 +124,14 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		}
 		if ((w = strchr(line, '#')))
 			*w = '\0';
+		/* spur trims the line, then splits it with splitn(3, whitespace)
+		 * (crates/spur-spank/src/lib.rs, parse_plugstack): a second blank
+		 * after the first word makes the path "", dlopen("") returns spurd
+		 * itself, and the plugin is silently absent.  SLURM reads the line
+		 * as we do below. */
+		w = line + strspn(line, " \t\r\f\v");
+		w += strcspn(w, " \t\r\f\v");
+		gap = w[0] && isspace((unsigned char)w[1]);
 		for (w = strtok_r(line, " \t\r\f\v", &save); w;
 		     w = strtok_r(NULL, " \t\r\f\v", &save)) {
 			if (nw == MAD_PLUGSTACK_ARGS + 2) {
@@ -151,6 +165,8 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 			continue; /* another plugin's line, or one SLURM will report */
 		snprintf(ps->file, sizeof(ps->file), "%s", file);
 		ps->line = lineno;
+		snprintf(ps->so, sizeof(ps->so), "%s", words[1]);
+		ps->spur_empty_path = gap;
 		ps->argc = 0;
 		for (int i = 2, off = 0; i < nw; i++) {
 			size_t wl = strlen(words[i]) + 1;
@@ -184,7 +200,7 @@ static int slurm_plugstack_path(char *out, size_t outsize, char *err, size_t siz
 		snprintf(out, outsize, "%.*s/plugstack.conf", (int)(slash - conf), conf);
 	else
 		snprintf(out, outsize, "plugstack.conf");
-	rc = read_whole(conf, &text, &len, err, size);
+	rc = read_whole(conf, FILE_MAX, &text, &len, err, size);
 	if (rc <= 0)
 		return rc;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -220,6 +236,7 @@ int mad_plugstack_find(struct mad_plugstack *ps, char *err, size_t size)
 	memset(ps, 0, sizeof(*ps));
 	if (spur && *spur) {
 		rc = parse_file(spur, 0, ps, err, size); /* spur has no includes */
+		ps->spur_file = rc == 1;
 		if (rc)
 			return rc;
 	}
@@ -228,7 +245,99 @@ int mad_plugstack_find(struct mad_plugstack *ps, char *err, size_t size)
 	rc = parse_file(slurm, INCLUDE_DEPTH, ps, err, size);
 	if (rc)
 		return rc;
-	return parse_file("/etc/spur/plugstack.conf", 0, ps, err, size);
+	rc = parse_file("/etc/spur/plugstack.conf", 0, ps, err, size);
+	ps->spur_file = rc == 1;
+	return rc;
+}
+
+int mad_plugin_built_for(const char *so, char *version, size_t vsize, char *err,
+			 size_t size)
+{
+	static const char tag[] = MAD_BUILT_FOR;
+	char *text = NULL;
+	const char *at;
+	size_t len = 0, n;
+	int rc = read_whole(so, PLUGIN_MAX, &text, &len, err, size);
+
+	if (rc <= 0)
+		return rc == 0 ? -2 : -1;
+	at = memmem(text, len, tag, sizeof(tag) - 1);
+	rc = 0;
+	if (at) {
+		at += sizeof(tag) - 1;
+		n = strspn(at, "0123456789.");
+		if (n && n < vsize) {
+			memcpy(version, at, n);
+			version[n] = '\0';
+			rc = 1;
+		}
+	}
+	free(text);
+	return rc;
+}
+
+/* "24.11.7" and "24.11.1" are one release for a plugin; "24.05.1" is not. */
+static int same_major_minor(const char *a, const char *b)
+{
+	const char *da = strchr(a, '.'), *db = strchr(b, '.');
+	size_t la, lb;
+
+	if (!da || !db)
+		return 0;
+	la = (size_t)(da - a) + 1 + strcspn(da + 1, ".");
+	lb = (size_t)(db - b) + 1 + strcspn(db + 1, ".");
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found,
+			      const char *running, char *why, size_t size)
+{
+	char built[64], err[1024];
+	int rc;
+
+	if (found != 1) {
+		snprintf(why, size, "no plugstack line loads mad.so here (looked in %s)",
+			 *ps->tried ? ps->tried : "no file");
+		return;
+	}
+	if (ps->spur_file && ps->spur_empty_path) {
+		snprintf(why, size,
+			 "%s:%d has two blanks before the path: spur splits the line at single "
+			 "blanks, reads an empty path, and dlopen(\"\") is spurd itself, so mad.so "
+			 "is silently absent; put one blank after 'required'/'optional' and "
+			 "restart spurd", ps->file, ps->line);
+		return;
+	}
+	rc = mad_plugin_built_for(ps->so, built, sizeof(built), err, sizeof(err));
+	if (rc == -2) {
+		snprintf(why, size, "mad.so is not installed on this node: %s:%d names '%s', "
+			 "which does not exist here", ps->file, ps->line, ps->so);
+	} else if (rc < 0) {
+		snprintf(why, size, "%s (named in %s:%d)", err, ps->file, ps->line);
+	} else if (rc == 0) {
+		snprintf(why, size, "'%s' (%s:%d) does not say which SLURM release it was "
+			 "built for (a build older than that record?)",
+			 ps->so, ps->file, ps->line);
+	} else if (!running) {
+		snprintf(why, size, "'%s' (%s:%d) is there, built for SLURM %s; see the "
+			 "node daemon's log for why it did not load", ps->so, ps->file,
+			 ps->line, built);
+	} else if (!*running) {
+		snprintf(why, size, "'%s' (%s:%d) was built for SLURM %s and the release "
+			 "running here is unknown: SLURM loads a plugin only into the "
+			 "major.minor it was built for", ps->so, ps->file, ps->line, built);
+	} else if (!same_major_minor(built, running)) {
+		snprintf(why, size, "'%s' (%s:%d) was built for SLURM %s, and this job runs "
+			 "under SLURM %s: SLURM loads a plugin only into the major.minor it "
+			 "was built for, and skips a mismatched optional one with one info "
+			 "line in the slurmd log (\"Incompatible Slurm plugin\"); rebuild "
+			 "mad.so against %s (configure --with-slurm=PREFIX)", ps->so, ps->file,
+			 ps->line, built, running, running);
+	} else {
+		snprintf(why, size, "'%s' (%s:%d) is there and built for SLURM %s, the "
+			 "release running here; see this node's slurmd log for why it did "
+			 "not load", ps->so, ps->file, ps->line, built);
+	}
 }
 
 const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key)

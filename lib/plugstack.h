@@ -14,6 +14,9 @@
 struct mad_plugstack {
 	char file[4096];        /* the file holding the line */
 	int line;
+	char so[4096];          /* the plugin's path on the line */
+	int spur_file;          /* FILE is spur's plugstack ($SPUR_PLUGSTACK, /etc/spur) */
+	int spur_empty_path;    /* two blanks before the path: spur reads "" (see .c) */
 	int argc;               /* the arguments after the plugin's path */
 	char *argv[MAD_PLUGSTACK_ARGS];
 	char buf[8192];         /* argv points in here */
@@ -40,5 +43,18 @@ void mad_site_args(struct mad_plugstack *ps, const char *prog, int *ac,
 
 /* The value of KEY=... on the line, or NULL. */
 const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key);
+
+/* The SLURM release mad.so at SO was built for (the record after
+ * MAD_BUILT_FOR in its file, see version.h), "24.11.7" into VERSION.
+ * 1 found, 0 the file has no record, -2 no such file, -1 with ERR. */
+int mad_plugin_built_for(const char *so, char *version, size_t vsize, char *err,
+			 size_t size);
+
+/* Why mad.so did not run in a job that asked for a model: the likeliest
+ * reason, from the plugstack line found (FOUND is mad_plugstack_find's
+ * result for PS), the plugin file on this node and RUNNING, the SLURM
+ * release running the job ("" when unknown, NULL on spur), into WHY. */
+void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found,
+			      const char *running, char *why, size_t size);
 
 #endif

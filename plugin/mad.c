@@ -14,6 +14,7 @@
 #include "netaddr.h"
 #include "options.h"
 #include "rendezvous.h"
+#include "version.h"
 
 #include <slurm/spank.h>
 
@@ -32,7 +33,10 @@
 SPANK_PLUGIN(mad, 1);
 
 #if HAVE_DECL_ESPANK_JOB_FAILURE
-/* SLURM >= 25.05: should init ever fail remotely, fail the job, not the node. */
+/* SLURM >= 25.05 reads this only when slurm_spank_init of a `required`
+ * plugstack line fails: the value replaces init's return code, so the job
+ * fails instead of the node draining.  On an `optional` line (ours) a failed
+ * init is ignored anyway, and mad.so never fails a remote init. */
 int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 #endif
 
@@ -73,7 +77,7 @@ static void mad_error(const char *fmt, ...)
 #pragma GCC diagnostic pop
 }
 
-static int opt_callback(int val, const char *optarg, int remote);
+static int opt_callback(int val, const char *value, int remote);
 
 /* Registered from every context, as SLURM ignores a static table in
  * sbatch.  Read-only after load: safe to share between jobs. */
@@ -98,13 +102,13 @@ static void build_option_table(void)
 /* Submit time (remote=0): a bad value stops sbatch/srun/salloc before
  * anything is queued.  Remote: accepted here and checked in task_init,
  * since a failure in a remote init would drain the node. */
-static int opt_callback(int val, const char *optarg, int remote)
+static int opt_callback(int val, const char *value, int remote)
 {
 	char err[ERR_MAX];
 
 	if (remote || val < 0 || val >= OPT_COUNT)
 		return 0;
-	if (mad_opt_check((enum mad_opt)val, optarg ? optarg : "", err, sizeof(err))) {
+	if (mad_opt_check((enum mad_opt)val, value ? value : "", err, sizeof(err))) {
 		mad_error("%s", err);
 		return -1;
 	}
@@ -116,6 +120,11 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	char err[ERR_MAX];
 	int i, local = 0;
 
+	/* Which build runs here, in sbatch -v and the slurmd log: SLURM never
+	 * loads a build for another release (one info line says so).  Not on
+	 * spur (no spank_context): it loads any build, and calls init per job. */
+	if (spank_context)
+		slurm_verbose(MAD_LOAD_TEXT);
 	if (spank_option_register) {
 		if (!mad_spank_options[0].name)
 			build_option_table(); /* same bytes every time: no race matters */

@@ -4,22 +4,28 @@
  *   eval "$(mad-env)"      exports NODE_RANK, MASTER_ADDR, ...
  *   mad-env --explain      each value and where it came from
  *   mad-env --json
+ *   mad-env --check        every task agrees and reaches rank 0, in seconds
  *
  * On any failure it writes the reason to stderr and "exit 1" to stdout, so
  * an eval in the job script stops the script instead of running on with an
  * empty MASTER_ADDR. */
 #include "config.h"
 
+#include "check.h"
+#include "clock.h"
 #include "contract.h"
 #include "marker.h"
 #include "options.h"
 #include "plugstack.h"
+#include "queue.h"
 #include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
+#include "version.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +33,7 @@
 #define EXIT_USAGE 64
 
 static const char usage_text[] =
-	"Usage: eval \"$(mad-env)\"    |    mad-env --explain | --json\n"
+	"Usage: eval \"$(mad-env)\"  |  mad-env --explain | --json | --check[=SECONDS]\n"
 	"Print the mad env contract (NODE_RANK, NNODES, MASTER_ADDR, MASTER_PORT,\n"
 	"MAD_COLLECT_JOB_ID, ...) for this task as shell exports, completing a\n"
 	"pending rendezvous (array fan-out) first.  Options come from MAD_* and\n"
@@ -35,6 +41,10 @@ static const char usage_text[] =
 	"\n"
 	"  -e, --explain   each variable, its value and its source\n"
 	"  -j, --json      one JSON object\n"
+	"  -c, --check[=SECONDS]  run in every task before the real program: all\n"
+	"                  ranks agree on RANK, WORLD_SIZE, NNODES, MASTER_ADDR and\n"
+	"                  MASTER_PORT and reach rank 0 over TCP within SECONDS\n"
+	"                  (default 10); else exit 1 with a table naming the rank\n"
 	"  -h, --help      this help;  -V, --version\n"
 	"\n"
 	"On failure: the reason on stderr, \"exit 1\" on stdout (stops an eval), exit 1.\n";
@@ -80,11 +90,72 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 	return o->text.failed ? -1 : 0;
 }
 
+/* --check: this task's values (its environment, else the contract just
+ * computed) against every other task's, through rank 0 (lib/check). */
+static int run_check(const struct mad_options *opts, const struct mad_contract *c,
+		     const char *seconds)
+{
+	struct mad_check_values v;
+	struct strbuf table = STRBUF_INIT;
+	struct rlimit fds;
+	long limit = seconds ? mad_parse_long(seconds) : 10;
+	double start = mad_monotonic();
+	char err[2048];
+	int rc;
+
+	if (limit < 1 || limit > 3600) {
+		fprintf(stderr, "mad-env: --check=%s: not a number of seconds from 1 to 3600\n", seconds);
+		return EXIT_USAGE;
+	}
+	/* rank 0 holds a connection per rank until the verdict: up to the hard limit */
+	if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+		fds.rlim_cur = fds.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &fds);
+	}
+	if (mad_check_values_from(&v, opts, c, mad_process_getenv, NULL, err, sizeof(err))) {
+		fprintf(stderr, "mad-env: --check: %s\n", err);
+		return 1;
+	}
+	rc = mad_check_run(&v, start + (double)limit, &table, err, sizeof(err));
+	if (table.len)
+		fputs(sb_cstr(&table), stderr);
+	if (rc)
+		fprintf(stderr, "mad-env: --check: %s\n", err);
+	else if (v.rank == 0)
+		printf("mad-env: check ok: %ld ranks agree on WORLD_SIZE=%ld NNODES=%ld MASTER_ADDR=%s MASTER_PORT=%ld and reached rank 0 in %.2f s\n",
+		       v.world_size, v.world_size, v.nnodes, v.master_addr, v.master_port,
+		       mad_monotonic() - start);
+	sb_free(&table);
+	return rc ? 1 : 0;
+}
+
+/* --explain in a job that asked for a model where mad.so did not run (it
+ * sets MAD_ENV_FROM=spank): says so, with the likeliest reason.  FOUND: a
+ * plugstack line for mad.so was found (SITE). */
+static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site,
+				  int found, const char *scheduler)
+{
+	const char *from = getenv("MAD_ENV_FROM");
+	char running[64] = "", why[4096], err[512];
+	int spur = strcmp(scheduler, "spur") == 0;
+
+	if (from && strcmp(from, "spank") == 0)
+		return;
+	if (!spur && mad_slurm_release(running, sizeof(running), 10, err, sizeof(err)))
+		running[0] = '\0'; /* unknown: the reason says so */
+	mad_plugin_absent_reason(site, found, spur ? NULL : running, why, sizeof(why));
+	sb_adds(text, "# mad.so did not run in this job (a model was asked for, and "
+		"MAD_ENV_FROM is not 'spank'): ");
+	sb_adds(text, why);
+	sb_addc(text, '\n');
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "explain", no_argument, NULL, 'e' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "check", optional_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -98,15 +169,16 @@ int main(int argc, char **argv)
 	struct mad_facts facts;
 	struct mad_contract c;
 	char err[2048];
-	const char *why;
-	int ch, rc;
+	const char *why, *check_seconds = NULL;
+	int ch, rc, check = 0;
 
-	while ((ch = getopt_long(argc, argv, "ejhV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ejc::hV", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'c': check = 1; check_seconds = optarg; break;
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;
 		case 'h': fputs(usage_text, stdout); return 0;
-		case 'V': puts("mad-env (" PACKAGE_NAME ") " PACKAGE_VERSION); return 0;
+		case 'V': fputs(MAD_VERSION_TEXT("mad-env"), stdout); return 0;
 		default:
 			fprintf(stderr, "Try 'mad-env --help' for more information.\n");
 			puts("exit 1");
@@ -130,6 +202,9 @@ int main(int argc, char **argv)
 		return fail(err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		return fail(err);
+	/* the check binds MASTER_PORT itself, on the rank its environment names */
+	if (check)
+		return run_check(&opts, &c, check_seconds);
 	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
 		return fail(err);
 	/* mad-wait learns from it how many markers to expect */
@@ -142,6 +217,8 @@ int main(int argc, char **argv)
 	if ((out.mode == 2 && !out.json) ||
 	    mad_contract_export(&opts, &c, "mad-env", emit, &out))
 		return fail("out of memory, or a value no shell word can hold");
+	if (out.mode == 1 && *opts.value[OPT_MODEL])
+		explain_plugin_absent(&out.text, &site, site_av != NULL, c.scheduler);
 	if (out.mode == 2) {
 		char *text = cJSON_Print(out.json);
 

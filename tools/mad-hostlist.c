@@ -7,6 +7,7 @@
 
 #include "hostlist.h"
 #include "strbuf.h"
+#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return finish_output();
 		case 'V':
-			puts("mad-hostlist (" PACKAGE_NAME ") " PACKAGE_VERSION);
+			fputs(MAD_VERSION_TEXT("mad-hostlist"), stdout);
 			return finish_output();
 		default:
 			fprintf(stderr, "Try 'mad-hostlist --help' for more information.\n");

@@ -10,6 +10,7 @@
 #include "rendezvous.h"
 #include "options.h"
 #include "plugstack.h"
+#include "version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
-		puts("mad-mark (" PACKAGE_NAME ") " PACKAGE_VERSION);
+		fputs(MAD_VERSION_TEXT("mad-mark"), stdout);
 		return 0;
 	}
 	status = argc == 2 ? mad_parse_long(argv[1]) : MAD_NONE;

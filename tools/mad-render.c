@@ -8,6 +8,7 @@
 #include "render/value.h"
 #include "rendezvous.h"
 #include "strbuf.h"
+#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
 		case 'D': defs[ndefs++] = optarg; break;
 		case 'o': output = optarg; break;
 		case 'h': fputs(usage, stdout); rc = 0; goto done;
-		case 'V': puts("mad-render (" PACKAGE_NAME ") " PACKAGE_VERSION); rc = 0; goto done;
+		case 'V': fputs(MAD_VERSION_TEXT("mad-render"), stdout); rc = 0; goto done;
 		case ':':
 			fprintf(stderr, "mad-render: option '%s' needs a value\nTry 'mad-render --help'.\n", argv[optind - 1]);
 			rc = EXIT_USAGE;

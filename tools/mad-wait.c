@@ -9,6 +9,7 @@
 #include "plugstack.h"
 #include "queue.h"
 #include "wait.h"
+#include "version.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -176,7 +177,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case 'j': c->json = 1; break;
 		case 'q': c->quiet = 1; break;
 		case 'h': fputs(usage, stdout); exit(0);
-		case 'V': puts("mad-wait (" PACKAGE_NAME ") " PACKAGE_VERSION); exit(0);
+		case 'V': fputs(MAD_VERSION_TEXT("mad-wait"), stdout); exit(0);
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:

@@ -34,8 +34,9 @@ submit() {
 	assert_output 4
 	jobid=$(awk '/^contract/ { for (i = 1; i <= NF; i++) if ($i ~ /^collect=/) print substr($i, 9) }' "$out" | sort -u)
 	[[ $jobid =~ ^[0-9]+$ ]]
+	first_addr=${MAD_CLUSTER_NODE_ADDRS%% *} # this cluster's n1, whatever its subnet
 	for r in 0 1 2 3; do
-		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=10\.213\.47\.11 port=$((20000 + (jobid * 64 + 1) % 9000)) collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
+		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=${first_addr//./\\.} port=$((20000 + (jobid * 64 + 1) % 9000)) collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
 			[[ $MAD_CLUSTER_MODE != netns ]]
 	done
 	grep -qx 'exchange ok: ranks 1..3' "$out"

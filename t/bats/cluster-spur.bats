@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# End to end "as spur would": spur's sbatch (t/spur/bin) over the real test
-# cluster, each node's launch through spur's SPANK host (t/spur/spank-host)
-# with mad.so, job scripts using mad-env and mad-mark; as the test user.
+# End to end "as spur would": spur's sbatch, squeue, sacct, scancel and scontrol (t/spur/bin)
+# over the real test cluster, each node's launch through spur's SPANK host (t/spur/spank-host)
+# with mad.so, job scripts using mad-env and mad-mark; as the test user.  Every test runs for
+# both spur generations, SPUR_EMU_VERSION 0.8 and 0.12 (the table in t/spur/lib.sh).
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
 bats_require_minimum_version 1.5.0
@@ -16,8 +17,10 @@ setup_file() {
 	[[ -x $host ]] || { echo "no spank-host at $host (make check builds it)"; return 1; }
 	cp "$host" "$MAD_CLUSTER_SHARED/spank-host"
 	chmod 0755 "$MAD_CLUSTER_SHARED/spank-host"
-	echo "optional ${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so" >"$MAD_CLUSTER_SHARED/spur-plugstack.conf"
-	chmod 0644 "$MAD_CLUSTER_SHARED/spur-plugstack.conf"
+	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
+	echo "optional $so" >"$MAD_CLUSTER_SHARED/spur-plugstack.conf"
+	printf 'optional  %s\n' "$so" >"$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf"
+	chmod 0644 "$MAD_CLUSTER_SHARED"/spur-plugstack*.conf
 	run_dir=$MAD_CLUSTER_SHARED/run-spur
 	fresh_run_dir "$run_dir"
 	cat >"$MAD_CLUSTER_SHARED/spur-job.sh" <<-'JOB'
@@ -27,7 +30,7 @@ setup_file() {
 		./tcp-exchange
 	JOB
 	chmod 0755 "$MAD_CLUSTER_SHARED/spur-job.sh"
-	export run_dir
+	export run_dir so
 }
 
 teardown_file() {
@@ -38,19 +41,37 @@ teardown_file() {
 setup() {
 	load ../lib.sh
 	cluster_test
-	spur=("$AS_USER" env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
+	gens=(0.8 0.12)
+	spur_env=(env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
 		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spank-host"
 		SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack.conf"
 		MAD_MODEL=m MAD_RUN_DIR="$run_dir")
 }
 
-# spur's sbatch has no --wait: poll the real queue until the job is gone.
+# spur's commands for generation GEN, as the test user
+use_gen() {
+	spur=("$AS_USER" "${spur_env[@]}" SPUR_EMU_VERSION="$1")
+	echo "--- spur $1"
+}
+
+# spur's sbatch has no --wait: poll spur's squeue until the job has left it.
 wait_gone() {
 	for _ in $(seq 240); do
-		[[ -z $("$AS_USER" squeue -h -j "$1" -t PD,R,CG,S 2>/dev/null) ]] && return 0
+		[[ -z $("${spur[@]}" squeue -h -j "$1,$1" 2>/dev/null) ]] && return 0
 		sleep 0.5
 	done
 	echo "job $1 still in the queue"
+	return 1
+}
+
+# waits until FILE has LINES lines (the job wrote them all)
+wait_lines() {
+	for _ in $(seq 120); do
+		[[ -r $1 && $(wc -l <"$1") -ge $2 ]] && return 0
+		sleep 0.5
+	done
+	echo "$1: fewer than $2 lines"
+	cat "$1" 2>/dev/null
 	return 1
 }
 
@@ -61,110 +82,344 @@ submit() {
 	jobid=${output##* }
 }
 
-@test "spur's sbatch rejects --mad-* on the command line and in #SBATCH lines; nothing queued" {
-	before=$("$AS_USER" squeue -h | wc -l)
-	run "${spur[@]}" sbatch --mad-model=m --wrap true
-	assert_failure 2
-	assert_output --partial "unexpected argument '--mad-model=m' found"
+@test "spur's sbatch rejects --mad-*, --wait and --version on the command line and in #SBATCH lines; nothing queued" {
 	printf '#!/bin/bash\n#SBATCH --mad-model=m\ntrue\n' >"$MAD_CLUSTER_SHARED/sbatch-line.sh"
-	run "${spur[@]}" sbatch "$MAD_CLUSTER_SHARED/sbatch-line.sh"
-	assert_failure 2
-	run "${spur[@]}" sbatch --wait --wrap true
-	assert_failure 2
-	[[ $("$AS_USER" squeue -h | wc -l) == "$before" ]]
-}
-
-@test "(a) native 4-node spur job: every node runs the script, ranks from SPANK + mad-env, TCP exchange" {
-	submit sbatch --nodes=4 --output='spur-%j.out' spur-job.sh
-	wait_gone "$jobid"
-	out=$MAD_CLUSTER_SHARED/spur-$jobid.out
-	cat "$out"
-	grep -qx 'exchange ok: ranks 1..3' "$out"
-	[[ $(grep -c '^contract .* fanout=nodes scheduler=spur from=mad-env$' "$out") -eq 4 ]]
-	# spur's own MASTER_ADDR (a host name) was replaced by rank 0's address
-	run ! grep -q '^contract .* addr=n1 ' "$out"
-	for r in 0 1 2 3; do
-		[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		before=$("${spur[@]}" squeue -h -t all | wc -l)
+		run "${spur[@]}" sbatch --mad-model=m --wrap true
+		assert_failure 2
+		assert_output --partial "unexpected argument '--mad-model=m' found"
+		run "${spur[@]}" sbatch sbatch-line.sh
+		assert_failure 2
+		run "${spur[@]}" sbatch --wait --wrap true
+		assert_failure 2
+		run "${spur[@]}" sbatch --version
+		assert_failure 2
+		[[ $("${spur[@]}" squeue -h -t all | wc -l) == "$before" ]]
 	done
 }
 
-@test "(b) spur array fan-out: pending in spurd, mad-env completes the rendezvous, TCP exchange" {
-	submit env MAD_FANOUT=array MAD_NNODES=4 sbatch --array=0-3 --exclusive --nodes=1 \
-		--output='spur-arr-%A_%a.out' spur-job.sh
-	wait_gone "$jobid"
-	cat "$MAD_CLUSTER_SHARED"/spur-arr-"$jobid"_*.out
-	grep -qx 'exchange ok: ranks 1..3' "$MAD_CLUSTER_SHARED/spur-arr-${jobid}_0.out"
-	for r in 0 1 2 3; do
-		grep -q "^contract .* rank=$r .* fanout=array scheduler=spur " "$MAD_CLUSTER_SHARED/spur-arr-${jobid}_$r.out"
-		[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
+@test "spur's sbatch: its own options, --parsable prints the bare id, --export exports exact names only" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		run "${spur[@]}" sbatch --parsable -N 1 -w n2 --comment=c --mpi=none --requeue -o 'exp-%j.out' \
+			--wrap 'echo "A=${A:-unset} B=${B:-unset} MAD_MODEL=${MAD_MODEL:-unset}"; echo "node=$SLURMD_NODENAME"'
+		assert_success
+		assert_output --regexp '^[0-9]+$'
+		a=$output
+		run env A=1 B=2 "${spur[@]}" sbatch --parsable --export=A -o 'exp-%j.out' \
+			--wrap 'echo "A=${A:-unset} B=${B:-unset}"'
+		b=$output
+		run env A=1 "${spur[@]}" sbatch --parsable --export=ALL,A=5 -o 'exp-%j.out' \
+			--wrap 'echo "A=${A:-unset} HOME=${HOME:-unset}"'
+		c=$output
+		run env A=1 "${spur[@]}" sbatch --parsable --export=NONE -o 'exp-%j.out' \
+			--wrap 'echo "A=${A:-unset} MAD_MODEL=${MAD_MODEL:-unset}"'
+		d=$output
+		for j in "$a" "$b" "$c" "$d"; do wait_lines "exp-$j.out" 1; done
+		wait_lines "exp-$a.out" 2
+		grep -qx 'A=unset B=unset MAD_MODEL=m' "exp-$a.out"
+		grep -qx 'node=n2' "exp-$a.out"
+		grep -qx 'A=1 B=unset' "exp-$b.out"
+		grep -qx 'A=unset HOME=/root' "exp-$c.out" # nothing exported: spurd's HOME shows through
+		grep -qx 'A=unset MAD_MODEL=unset' "exp-$d.out"
+		# #SBATCH lines: read until the first command, quoted words kept whole
+		printf '#!/bin/bash\n#SBATCH --job-name="q r" --hold\ntrue\n#SBATCH --bogus\n' >directives.sh
+		run "${spur[@]}" sbatch --parsable directives.sh
+		assert_success
+		e=$output
+		run "${spur[@]}" squeue -h -j "$e" -o '%j|%T'
+		assert_output 'q r|PENDING'
+		"${spur[@]}" scancel "$e"
+	done
+}
+
+@test "(a) native 4-node spur job: every node runs the script, ranks from SPANK + mad-env, TCP exchange" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit sbatch --nodes=4 spur-job.sh
+		wait_gone "$jobid"
+		out=$MAD_CLUSTER_SHARED/spur-$jobid.out # spur's default name, spur's id
+		cat "$out"
+		grep -qx 'exchange ok: ranks 1..3' "$out"
+		[[ $(grep -c '^contract .* fanout=nodes scheduler=spur from=mad-env$' "$out") -eq 4 ]]
+		for r in 0 1 2 3; do
+			[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
+		done
+	done
+}
+
+@test "spur's launch env on the nodes: NODE_RANK always, uncompressed nodelist, an FQDN MASTER_ADDR that resolves; RANK/WORLD_SIZE only on 0.8" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		# no model: what spur itself gives, untouched by mad.so
+		submit env -u MAD_MODEL RANK=user sbatch --nodes=3 -o 'env-%j.out' --wrap \
+			'echo "$SLURM_NODEID node=$NODE_RANK procid=$SLURM_PROCID local=$SLURM_LOCALID/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$NPROC_PER_NODE list=$SLURM_JOB_NODELIST name=$SLURMD_NODENAME peers=$SPUR_PEER_NODES master=$MASTER_ADDR:$MASTER_PORT rank=${RANK:-none} world=${WORLD_SIZE:-none} resolves=$(getent hosts "$MASTER_ADDR" | wc -l)"'
+		wait_lines "env-$jobid.out" 3
+		out=env-$jobid.out
+		cat "$out"
+		for r in 0 1 2; do
+			line=$(grep "^$r " "$out")
+			[[ $line == *"node=$r procid=$r local=0/0/1/1 list=n1,n2,n3 name=n$((r + 1)) "* ]]
+			[[ $line == *"peers=n1.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818 master=n1.spur.test:29500 "* ]]
+			[[ $line == *" resolves=1" ]]
+			if [[ $gen == 0.8 ]]; then
+				[[ $line == *" rank=$r world=3 "* ]]
+			else
+				[[ $line == *" rank=user world=none "* ]]
+			fi
+		done
+		# a single-node job has NODE_RANK too
+		submit env -u MAD_MODEL sbatch -o 'env-%j.out' --wrap 'echo "node=${NODE_RANK:-none} master=${MASTER_ADDR:-none}"'
+		wait_lines "env-$jobid.out" 1
+		grep -qx 'node=0 master=none' "env-$jobid.out"
+	done
+}
+
+@test "(b) spur array fan-out: task ids J+1.., collected under SLURM_ARRAY_JOB_ID, TCP exchange" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit env MAD_FANOUT=array MAD_NNODES=4 sbatch --array=0-3 --exclusive --nodes=1 \
+			--output='spur-arr-%A_%a.out' spur-job.sh
+		wait_gone "$jobid"
+		cat "$MAD_CLUSTER_SHARED"/spur-arr-"$jobid"_*.out
+		grep -qx 'exchange ok: ranks 1..3' "$MAD_CLUSTER_SHARED/spur-arr-${jobid}_0.out"
+		for r in 0 1 2 3; do
+			grep -q "^contract .* rank=$r .* fanout=array scheduler=spur " "$MAD_CLUSTER_SHARED/spur-arr-${jobid}_$r.out"
+			[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
+		done
+		# spur's ids: every task is a job of its own, J+1..J+4, none equal to J
+		run "${spur[@]}" sacct -n -o jobid
+		for t in 1 2 3 4; do assert_line --regexp "^ *$((jobid + t))\$"; done
+		refute_line --regexp "^ *$jobid\$"
+	done
+}
+
+@test "multi-node array tasks get the whole multi-node env" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit env -u MAD_MODEL sbatch --array=0-1 --nodes=2 -o 'marr-%A_%a.out' --wrap \
+			'echo "job=$SLURM_JOB_ID array=$SLURM_ARRAY_JOB_ID task=$SLURM_ARRAY_TASK_ID node=$NODE_RANK nnodes=$SLURM_NNODES master=${MASTER_ADDR:-none}"'
+		for t in 0 1; do
+			f=marr-${jobid}_$t.out
+			wait_lines "$f" 2
+			cat "$f"
+			for r in 0 1; do
+				grep -q "^job=$((jobid + 1 + t)) array=$jobid task=$t node=$r nnodes=2 master=n[0-9].spur.test$" "$f"
+			done
+		done
+	done
+}
+
+@test "a batch script that launches steps runs on the first node only; the others hold, SPANK runs on all" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		# srun as a command, never run: the mention is what counts
+		submit env SPUR_EMU_TRACE=1 sbatch --nodes=3 -o 'hold-%j.out' --wrap \
+			'if false; then srun true; fi; echo "script on $NODE_RANK"'
+		wait_gone "$jobid"
+		out=hold-$jobid.out
+		cat "$out"
+		[[ $(grep -c '^script on ' "$out") -eq 1 ]]
+		grep -qx 'script on 0' "$out"
+		# stderr: spur-%j.out, as -e was not given (crates/spur-core/src/job.rs)
+		cat "spur-$jobid.out"
+		[[ $(grep -c "spank-host: job $jobid: init, task_init ran" "spur-$jobid.out") -eq 3 ]]
+		# a quoted or commented mention: 0.8 still holds, 0.12 ignores it (#627)
+		submit sbatch --nodes=2 -o 'hold-%j.out' --wrap 'echo "srun later, on $NODE_RANK" # mpirun'
+		wait_gone "$jobid"
+		cat "hold-$jobid.out"
+		if [[ $gen == 0.8 ]]; then
+			[[ $(grep -c '^srun later' "hold-$jobid.out") -eq 1 ]]
+		else
+			[[ $(grep -c '^srun later' "hold-$jobid.out") -eq 2 ]]
+		fi
+	done
+}
+
+@test "jobs of root: refused by 0.12's spurd (allow_root_jobs = false), run on 0.8" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		root=("${spur_env[@]}" SPUR_EMU_VERSION="$gen" SPUR_EMU_STATE="$MAD_CLUSTER_SHARED/.spur-emu-root")
+		run "${root[@]}" sbatch --parsable -o 'root-%j.out' --wrap 'echo "ran as $(id -u)"'
+		assert_success
+		j=$output
+		for _ in $(seq 60); do
+			[[ -z $("${root[@]}" squeue -h -j "$j,$j") ]] && break
+			sleep 0.5
+		done
+		if [[ $gen == 0.8 ]]; then
+			wait_lines "root-$j.out" 1
+			grep -qx 'ran as 0' "root-$j.out"
+		else
+			sleep 1
+			[[ ! -e root-$j.out ]]
+			grep -q 'refusing to execute as uid 0' "$MAD_CLUSTER_SHARED"/.spur-emu-root/real-*.out
+		fi
+	done
+}
+
+@test "spur's squeue: literal delimiters kept, -S sorts, -j J_k lists every job, array tasks by id, unknown flags rejected" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit sbatch --hold --job-name='a b' --wrap true
+		one=$jobid
+		submit sbatch --hold --array=0-1 --wrap true
+		arr=$jobid
+		run "${spur[@]}" squeue -h -j "$one" -o '%i|%T|%j'
+		assert_success
+		assert_output "$one|PENDING|a b"
+		run "${spur[@]}" squeue -j "$one" -o '%i;%t'
+		assert_line --index 0 'JOBID;ST'
+		assert_line --index 1 "$one;PD"
+		# -j J_k: the id is dropped, the filter is empty: everything is listed
+		run "${spur[@]}" squeue -h -j "${arr}_1" -o '%i' -S i
+		assert_output "$(printf '%s\n' "$one" "$((arr + 1))" "$((arr + 2))")"
+		run "${spur[@]}" squeue -h -o '%i' -S -i
+		assert_output "$(printf '%s\n' "$((arr + 2))" "$((arr + 1))" "$one")"
+		# the parent J: one row made of its tasks
+		run "${spur[@]}" squeue -h -j "$arr" -o '%i %T'
+		assert_output "$arr PENDING"
+		run "${spur[@]}" squeue -S x
+		assert_failure 1
+		assert_output --partial 'Invalid sort specification: x'
+		run "${spur[@]}" squeue -t BOGUS
+		assert_failure 1
+		run "${spur[@]}" squeue --bogus
+		assert_failure 2
+		run "${spur[@]}" squeue -h -w n1 -o %i
+		if [[ $gen == 0.8 ]]; then assert_failure 2; else assert_success; fi
+		# 0.12 lists only the caller's jobs; 0.8 everyone's
+		run "${spur_env[@]}" SPUR_EMU_VERSION="$gen" SPUR_EMU_STATE="$MAD_CLUSTER_SHARED/.spur-emu-$(id -u "$MAD_CLUSTER_USER")" \
+			squeue -h -j "$one" -o '%i'
+		if [[ $gen == 0.8 ]]; then assert_output "$one"; else assert_output ''; fi
+		"${spur[@]}" scancel "$one" "$arr"
+	done
+}
+
+@test "spur's squeue: a new job hidden for the startup window (SPUR_EMU_SQUEUE_HIDE)" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit sbatch --hold --wrap true
+		run "${spur[@]}" SPUR_EMU_SQUEUE_HIDE=30 squeue -h -j "$jobid" -o '%i'
+		assert_output ''
+		run "${spur[@]}" squeue -h -j "$jobid" -o '%i'
+		assert_output "$jobid"
+		"${spur[@]}" scancel "$jobid"
+	done
+}
+
+@test "mad-wait over spur's squeue decides correctly for a native and an array job" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		printf '#!/bin/bash\ntrap '\''mad-mark $?'\'' EXIT\neval "$(mad-env)"\nsleep 2\n' >wait-ok.sh
+		printf '#!/bin/bash\ntrap '\''mad-mark $?'\'' EXIT\neval "$(mad-env)"\n[[ $NODE_RANK != 1 ]]\n' >wait-fail.sh
+		chmod 0755 wait-ok.sh wait-fail.sh
+		submit sbatch --nodes=2 -o /dev/null wait-ok.sh
+		run "${spur[@]}" mad-wait --interval 1 --grace 2 "$jobid"
+		echo "$output"
+		assert_success
+		submit env MAD_FANOUT=array MAD_NNODES=2 sbatch --array=0-1 -o /dev/null wait-ok.sh
+		run "${spur[@]}" mad-wait --json --interval 1 --grace 2 "$jobid"
+		echo "$output"
+		assert_success
+		assert_output --partial '"expected":	2'
+		submit env MAD_FANOUT=array MAD_NNODES=2 sbatch --array=0-1 -o /dev/null wait-fail.sh
+		run "${spur[@]}" mad-wait --interval 1 --grace 2 "$jobid"
+		echo "$output"
+		assert_failure
 	done
 }
 
 @test "(c) spur, rank 0 late past the timeout: peers fail clearly, markers say so, no empty MASTER_ADDR" {
-	submit env MAD_FANOUT=array MAD_NNODES=4 MAD_TIMEOUT=8 sbatch --hold --array=0-3 \
-		--exclusive --nodes=1 --output='spur-late-%A_%a.out' spur-job.sh
-	"$AS_USER" scontrol release "${jobid}_[1-3]"
-	for _ in $(seq 80); do
-		[[ $(find "$run_dir/$jobid" -maxdepth 1 -name 'done_rank*' 2>/dev/null | wc -l) -eq 3 ]] && break
-		sleep 0.5
-	done
-	"$AS_USER" scancel "$jobid"
-	for r in 1 2 3; do
-		f=$MAD_CLUSTER_SHARED/spur-late-${jobid}_$r.out
-		cat "$f"
-		grep -q "mad-env: rank $r waited [0-9]* s (--mad-timeout=8) for rank 0 to publish its address" "$f"
-		run ! grep -q '^contract' "$f" # the program never ran
-		[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 1 ]]
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit env MAD_FANOUT=array MAD_NNODES=4 MAD_TIMEOUT=8 sbatch --hold --array=0-3 \
+			--exclusive --nodes=1 --output='spur-late-%A_%a.out' spur-job.sh
+		# tasks 1..3 are jobs J+2..J+4
+		"${spur[@]}" scontrol release "$((jobid + 2)),$((jobid + 3)),$((jobid + 4))"
+		for _ in $(seq 80); do
+			[[ $(find "$run_dir/$jobid" -maxdepth 1 -name 'done_rank*' 2>/dev/null | wc -l) -eq 3 ]] && break
+			sleep 0.5
+		done
+		"${spur[@]}" scancel "$jobid"
+		for r in 1 2 3; do
+			# without -e, task r's stderr is spur-<its job id>.out (crates/spur-core/src/job.rs)
+			f=$MAD_CLUSTER_SHARED/spur-$((jobid + 1 + r)).out
+			cat "$f"
+			grep -q "mad-env: rank $r waited [0-9]* s (--mad-timeout=8) for rank 0 to publish its address" "$f"
+			run ! grep -q '^contract' "$MAD_CLUSTER_SHARED/spur-late-${jobid}_$r.out" # the program never ran
+			[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 1 ]]
+		done
 	done
 }
 
 @test "(d) MAD_SCHEDULER=slurm given on a spur-looking job wins over detection" {
-	submit env MAD_SCHEDULER=slurm sbatch --nodes=2 --output='spur-%j.out' spur-job.sh
-	wait_gone "$jobid"
-	out=$MAD_CLUSTER_SHARED/spur-$jobid.out
-	cat "$out"
-	[[ $(grep -c '^contract .* scheduler=slurm from=mad-env$' "$out") -eq 2 ]]
-	grep -qx 'exchange ok: ranks 1..1' "$out"
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit env MAD_SCHEDULER=slurm sbatch --nodes=2 spur-job.sh
+		wait_gone "$jobid"
+		out=$MAD_CLUSTER_SHARED/spur-$jobid.out
+		cat "$out"
+		[[ $(grep -c '^contract .* scheduler=slurm from=mad-env$' "$out") -eq 2 ]]
+		grep -qx 'exchange ok: ranks 1..1' "$out"
+	done
 }
 
-@test "spur's squeue: custom delimiters ignored, a new job hidden for the startup window, unknown flags rejected" {
-	submit sbatch --nodes=1 --job-name='a b' --wrap 'sleep 30'
-	# inside the window the job is not listed at all
-	run "${spur[@]}" SPUR_EMU_SQUEUE_HIDE=8 squeue -h -j "$jobid" -o '%i|%T'
-	assert_success
-	assert_output ''
-	sleep 9
-	run "${spur[@]}" SPUR_EMU_SQUEUE_HIDE=8 squeue -h -j "$jobid" -o '%i|%T|%j'
-	assert_success
-	assert_output --regexp "^$jobid (PENDING|RUNNING) a b\$"
-	run "${spur[@]}" squeue -j "$jobid" -o '%i;%t'
-	assert_line --index 0 'JOBID ST'
-	assert_line --index 1 --regexp "^$jobid (PD|R)\$"
-	run "${spur[@]}" squeue --bogus
-	assert_failure 2
-	"$AS_USER" scancel "$jobid"
+@test "a plugstack line with two blanks before the path: mad.so never ran, and mad-env --explain says why" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit env SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf" sbatch --nodes=2 \
+			-o 'blank-%j.out' --wrap 'echo "from=${MAD_ENV_FROM:-none} sched=${MAD_SCHEDULER:-none}"
+				mad-env --explain | grep "^# mad.so did not run" | tr -d "\n"; echo'
+		wait_lines "blank-$jobid.out" 4
+		cat "blank-$jobid.out"
+		[[ $(grep -cx 'from=none sched=none' "blank-$jobid.out") -eq 2 ]]
+		[[ $(grep -c '^# mad.so did not run in this job .*two blanks before the path' "blank-$jobid.out") -eq 2 ]]
+		run ! grep -qi 'warn\|fail' "blank-$jobid.out"
+	done
 }
 
-@test "spur's sacct -j does not filter by job id, and has no -P or -X" {
-	submit sbatch --nodes=1 --wrap 'sleep 30'
-	first=$jobid
-	submit sbatch --nodes=1 --wrap 'sleep 30'
-	run "${spur[@]}" sacct -n -j "$first" -o jobid,state
-	assert_success
-	assert_line --regexp "^ *$first "
-	assert_line --regexp "^ *$jobid "
-	run "${spur[@]}" sacct -P -j "$first"
-	assert_failure 2
-	run "${spur[@]}" sacct -X -j "$first"
-	assert_failure 2
-	"$AS_USER" scancel "$first" "$jobid"
+@test "spur's sacct: records only from RUNNING, -j filters only on 0.12, no -P or -X" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		submit sbatch --wrap 'sleep 30'
+		first=$jobid
+		submit sbatch --wrap 'sleep 30'
+		second=$jobid
+		submit sbatch --hold --wrap true
+		held=$jobid
+		for _ in $(seq 40); do
+			[[ $("${spur[@]}" squeue -h -t R -o %i | wc -l) -ge 2 ]] && break
+			sleep 0.5
+		done
+		run "${spur[@]}" sacct -n -j "$first" -o jobid,state
+		assert_success
+		assert_line --regexp "^ *$first +RUNNING\$"
+		if [[ $gen == 0.8 ]]; then
+			assert_line --regexp "^ *$second "
+		else
+			refute_line --regexp "^ *$second "
+		fi
+		run "${spur[@]}" sacct -n -o jobid
+		refute_line --regexp "^ *$held\$" # never ran: no record
+		run "${spur[@]}" sacct -P -j "$first"
+		assert_failure 2
+		run "${spur[@]}" sacct -X -j "$first"
+		assert_failure 2
+		"${spur[@]}" scancel "$first" "$second" "$held"
+	done
 }
 
 @test "spur's scontrol has no 'show hostnames'; other show commands pass" {
-	run "${spur[@]}" scontrol show hostnames 'n[1-2]'
-	assert_failure 1
-	assert_output --partial "unknown entity type 'hostnames'"
-	run "${spur[@]}" scontrol show partition
-	assert_success
-	assert_output --partial PartitionName=
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		run "${spur[@]}" scontrol show hostnames 'n[1-2]'
+		assert_failure 1
+		assert_output --partial "unknown entity type 'hostnames'"
+		run "${spur[@]}" scontrol show partition
+		assert_success
+		assert_output --partial PartitionName=
+	done
 }

@@ -9,9 +9,24 @@ setup() {
 }
 
 @test "exports only plugin_* and slurm_spank_* symbols" {
+	expected=$'plugin_name\nplugin_type\nplugin_version\nslurm_spank_init'
+	# SLURM 25.05+ declares slurm_spank_init_failure_mode in spank.h (configure
+	# finds ESPANK_JOB_FAILURE there): mad.so defines it on those releases.
+	if grep -qx '#define HAVE_DECL_ESPANK_JOB_FAILURE 1' "$MAD_BUILDDIR/config.h"; then
+		expected+=$'\nslurm_spank_init_failure_mode'
+	fi
+	expected+=$'\nslurm_spank_task_exit\nslurm_spank_task_init'
 	run bash -c "nm -D --defined-only '$so' | awk '{print \$3}' | sort"
 	assert_success
-	assert_output $'plugin_name\nplugin_type\nplugin_version\nslurm_spank_init\nslurm_spank_task_exit\nslurm_spank_task_init'
+	assert_output "$expected"
+}
+
+@test "says which mad-spank and which SLURM release it was built for" {
+	version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$MAD_BUILDDIR/config.h")
+	slurm=$(sed -n 's/^#define MAD_SLURM_VERSION "\(.*\)"$/\1/p' "$MAD_BUILDDIR/config.h")
+	[[ -n $version && $slurm =~ ^[0-9]+\.[0-9]{2}\.[0-9]+$ ]]
+	run grep -c -aF "mad: mad-spank $version, built for SLURM $slurm" "$so"
+	assert_output 1
 }
 
 @test "links nothing but libc" {

@@ -12,9 +12,32 @@
 : "${MAD_CLUSTER_SUBNET:=10.213.47}"         # /24: bridge .1, node k is .(10+k)
 : "${MAD_CLUSTER_BRIDGE:=madbr47}"           # host-side veths are <bridge>v<k> (<= 15 chars)
 : "${MAD_CLUSTER_NS_PREFIX:=madns47-}"       # namespace of node nK is <prefix>nK
+# A node number K: nK gets only an IPv6 address (no IPv4 on its eth0), every other node and
+# the bridge get one too (dual stack). Then SLURM (NodeAddr, SlurmctldHost) and every hosts
+# view use IPv6 addresses only: nK reaches no IPv4 address, and torch's gloo announces to its
+# peers the address each rank resolves for its own name. Empty (the default): IPv4 only.
+# Needs namespaces.
+: "${MAD_CLUSTER_IPV6_ONLY:=}"
 : "${MAD_CLUSTER_CTLD_PORT:=16817}"
 : "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
 : "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
+: "${MAD_SLURM_PREFIX:=}"                    # a SLURM built by t/slurm/build; empty: Debian's
+
+# The cluster runs one SLURM release everywhere: its daemons here, and its clients in every
+# test, the spur shims (t/spur/lib.sh spur_real takes the first real client on PATH), the
+# demo and the benches, all through PATH (env.sh puts the same in front). Clients of another
+# release fail against this controller ("Incompatible versions of client and server code").
+if [[ -n $MAD_SLURM_PREFIX ]]; then
+    [[ -x $MAD_SLURM_PREFIX/sbin/slurmctld && -x $MAD_SLURM_PREFIX/bin/sbatch ]] || {
+        echo "mad-cluster: MAD_SLURM_PREFIX=$MAD_SLURM_PREFIX has no sbin/slurmctld or bin/sbatch (t/slurm/build VERSION prints one)" >&2
+        exit 2
+    }
+    case ":$PATH:" in
+        "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:"*) ;;
+        *) PATH=$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:$PATH ;;
+    esac
+    export PATH
+fi
 
 # Jobs must run as an ordinary user to exercise the plugin's privilege rules; only root
 # can switch users, so without root the cluster runs everything as the caller.
@@ -30,10 +53,17 @@ case $MAD_CLUSTER_NETNS in
     *) echo "MAD_CLUSTER_NETNS must be auto, 0 or 1 (got '$MAD_CLUSTER_NETNS')" >&2; exit 2 ;;
 esac
 if [[ $MAD_CLUSTER_NETNS == 1 ]]; then MAD_CLUSTER_MODE=netns; else MAD_CLUSTER_MODE=loopback; fi
+if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then
+    [[ $MAD_CLUSTER_IPV6_ONLY =~ ^[1-9][0-9]{0,2}$ && $MAD_CLUSTER_IPV6_ONLY -le $MAD_CLUSTER_NODES ]] ||
+        { echo "MAD_CLUSTER_IPV6_ONLY must be a node number 1..$MAD_CLUSTER_NODES (got '$MAD_CLUSTER_IPV6_ONLY')" >&2; exit 2; }
+    [[ $MAD_CLUSTER_MODE == netns ]] ||
+        { echo "MAD_CLUSTER_IPV6_ONLY needs network namespaces (root, MAD_CLUSTER_NETNS=1)" >&2; exit 2; }
+fi
+export MAD_CLUSTER_IPV6_ONLY
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
     MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
-    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE
+    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -44,10 +74,18 @@ mad_hosts_marker="# mad-cluster $MAD_CLUSTER_DIR"
 mad_die() { echo "mad-cluster: $*" >&2; exit 1; }
 mad_log() { echo "mad-cluster: $*"; }
 
+# IPv6 mode: a ULA prefix derived from the subnet ("mad" in hex, then its third octet), so
+# two clusters with distinct subnets never share one; node k is ::(10+k), the bridge ::1.
+mad_ipv6_prefix() { local third=${MAD_CLUSTER_SUBNET#*.}; echo "fd00:6d61:64:${third#*.}:"; }
+mad_node_addr4() { echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; }
+mad_node_addr6() { echo "$(mad_ipv6_prefix):$((10 + $1))"; }
+
 mad_node_addr() { # k -> address slurmd of node nK listens on
-    if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; else echo 127.0.0.1; fi
+    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then mad_node_addr6 "$1"; return; fi
+    if [[ $MAD_CLUSTER_MODE == netns ]]; then mad_node_addr4 "$1"; else echo 127.0.0.1; fi
 }
 mad_ctld_addr() {
+    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then echo "$(mad_ipv6_prefix):1"; return; fi
     if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo 127.0.0.1; fi
 }
 
@@ -77,11 +115,18 @@ mad_daemons() {
 # run/settings (stop and status source it, so they act on what really runs) and in env.sh.
 mad_settings() {
     local v
+    # Only when set, so the settings of a default cluster stay as they were.
+    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
     for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
         MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
-        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER; do
+        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX; do
         printf 'export %s=%q\n' "$v" "${!v}"
     done
+    # Whoever sources env.sh (tests, demo, benches) then calls this release's clients.
+    if [[ -n $MAD_SLURM_PREFIX ]]; then
+        # shellcheck disable=SC2016 # $PATH is expanded when env.sh is sourced
+        printf 'export PATH=%q:"$PATH"\n' "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin"
+    fi
 }
 
 # Print the end of every daemon log: the first thing anyone needs when start fails.
@@ -156,7 +201,8 @@ mad_write_hosts_views() {
         {
             printf '%s\n' "$base"
             for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
-                echo "$(mad_node_addr "$j") n$j $mad_hosts_marker"
+                # nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
+                echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
             done
         } >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
         chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"

@@ -24,7 +24,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int slurm_spank_init(struct spank_handle *sp, int ac, char **av);
 int slurm_spank_task_init(struct spank_handle *sp, int ac, char **av);
 int slurm_spank_task_exit(struct spank_handle *sp, int ac, char **av);
-int spank_setenv(struct spank_handle *sp, const char *var, const char *val, int overwrite);
 
 /* Only "localhost" resolves: fuzzed node names stay on this machine. */
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,

@@ -1,18 +1,232 @@
 # shellcheck shell=bash
-# t/spur/lib.sh: shared by the spur emulation's commands in t/spur/bin.
+# t/spur/lib.sh: shared by the spur emulation's commands in t/spur/bin (and by the tests).
+#
+# SPUR_EMU_VERSION picks the spur generation the emulation behaves as: 0.8 (the source at tag
+# v0.8.0, 2026-08-11) or 0.12 (the default: production spur 0.12.0, whose source is not stored;
+# its facts come from main 4cc3da8 of 2026-08-22 and the issue threads named in the table).
+# Paths are ROCm/spur's.  spur cannot be built here (shared/notes/spur-after-0.8.md), so every
+# behaviour below is written from its source, never copied from it.
+
+# The generation table: one row per behaviour, its value in each generation, and the source.
+# Rows whose values are equal are kept too, so the table is the whole list of CLI and launch
+# facts the emulation relies on.  Values are single words; spur_fact reads them.
+spur_fact_table() {
+	cat <<'TABLE'
+# fact                  0.8        0.12       source
+rank_world_size         multinode  never      0.8: crates/spurd/src/agent_server.rs@v0.8.0 launch_job sets RANK=node rank, WORLD_SIZE=peer count when >1 peer; 0.12: spur #783, fixed by #793 (merged 2026-09-02; its source is not stored, we followed the issue thread): RANK/WORLD_SIZE are no longer injected
+gpu_deny_zero_gpu       no         yes        0.12: crates/spurd/src/agent_server.rs@4cc3da8 maybe_deny_gpu_env + crates/spur-core/src/task_launch.rs gpu_deny_visibility (#648): a job without GPUs gets ROCR/HIP/CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK = -1, NVIDIA_VISIBLE_DEVICES=void, SPUR_JOB_GPUS empty; absent at v0.8.0
+root_jobs               allowed    refused    0.12: crates/spurd/src/privdrop.rs@4cc3da8 check_root_execution_allowed with [auth] allow_root_jobs = false (crates/spur-core/src/config.rs, #637); v0.8.0 has no such check
+squeue_own_jobs_only    no         yes        0.12: crates/spurctld/src/server.rs@4cc3da8 get_jobs calls authoritative_user (an identified caller sees only its own jobs), crates/spur-cli/src/authclient.rs; v0.8.0 has no auth on get_jobs
+squeue_nodelist_flag    no         yes        0.12: crates/spur-cli/src/squeue.rs@4cc3da8 -w/--nodelist (#628); absent at v0.8.0
+sacct_job_filter        ignored    applied    0.8: crates/spur-cli/src/sacct.rs@v0.8.0 (GetJobHistoryRequest carries no job ids; docs/migration-from-slurm.rst); 0.12: fixed by #703 (after 4cc3da8, which still drops -j; its source is not stored, we followed the issue thread)
+squeue_literals         kept       kept       crates/spur-cli/src/format_engine.rs@v0.8.0 and @4cc3da8 parse_format keeps literal text (#443, since v0.5.0)
+squeue_sort             yes        yes        crates/spur-cli/src/squeue.rs@v0.8.0 and @4cc3da8 parse_sort_arg, sort_jobs (#524, since v0.7.0); a bad spec is an error
+squeue_array_task_ids   numeric    numeric    crates/spur-cli/src/squeue.rs resolve_job_field: %i and %A are job_id; crates/spurctld/src/cluster.rs get_jobs synthesizes the parent row for -j J (aggregate state: PENDING until every task ended, crates/spur-core/src/array.rs)
+squeue_bad_jobid        dropped    dropped    crates/spur-cli/src/squeue.rs: -j ids that are not u32 (J_k) are filtered out, so an empty filter lists every job
+sbatch_parsable         bare       bare       crates/spur-cli/src/sbatch.rs@v0.8.0 and @4cc3da8: --parsable prints the job id alone (#443, since v0.5.0)
+sbatch_export           exact      exact      crates/spur-cli/src/sbatch.rs: ALL = the whole submit env, NONE = empty, else only variables named exactly (ALL,VAR=v exports nothing)
+sacct_from_running      yes        yes        crates/spurctld/src/accounting/db.rs record_job_start: a job's record is written when it starts; no -P, no -X (crates/spur-cli/src/sacct.rs; -X still fails on 0.12.0, #886)
+step_launch_detect      plain      quotes-comments  0.8: crates/spur-core/src/task_launch.rs@v0.8.0 batch_script_uses_step_launch matches the trimmed line as it is; 0.12: @4cc3da8 sanitize_shell_line_for_step_launch first drops quoted spans and trailing comments (#627)
+batch_hold_companions   yes        yes        crates/spur-core/src/task_launch.rs batch_script_uses_step_launch (#627 at 4cc3da8: quotes and comments ignored) + batch_companion_hold_script, crates/spurd/src/agent_server.rs launch_job
+array_task_ids          parent+1   parent+1   crates/spurctld/src/cluster.rs: the parent id J is reserved, tasks are jobs J+1..J+n with only SLURM_ARRAY_JOB_ID/TASK_ID
+TABLE
+}
+
+# The value of fact NAME for $SPUR_EMU_VERSION; an unknown version or fact is an error.
+spur_fact() {
+	local name=$1 col
+	case ${SPUR_EMU_VERSION:-0.12} in
+	0.8) col=2 ;;
+	0.12) col=3 ;;
+	*) echo "spur emulation: SPUR_EMU_VERSION='$SPUR_EMU_VERSION' is not 0.8 or 0.12" >&2; return 2 ;;
+	esac
+	spur_fact_table | awk -v n="$name" -v c="$col" '$1 == n { print $c; found = 1 } END { exit !found }' ||
+		{ echo "spur emulation: no fact '$name'" >&2; return 2; }
+}
 
 # The real SLURM client NAME: the first on PATH that is not this emulation, so the shims
 # work over whichever SLURM release the test cluster runs (its clients must match its
 # controller). Prints the path, or fails with a message.
 spur_real() {
-    local name=$1 dir here
-    here=$(cd "$(dirname "${BASH_SOURCE[0]}")/bin" && pwd -P)
-    local IFS=:
-    for dir in $PATH; do
-        [[ -n $dir && -x $dir/$name && ! $dir -ef $here ]] || continue
-        printf '%s\n' "$dir/$name"
-        return 0
-    done
-    echo "spur emulation: no real $name on PATH (besides $here)" >&2
-    return 1
+	local name=$1 dir here
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")/bin" && pwd -P)
+	local IFS=:
+	for dir in $PATH; do
+		[[ -n $dir && -x $dir/$name && ! $dir -ef $here ]] || continue
+		printf '%s\n' "$dir/$name"
+		return 0
+	done
+	echo "spur emulation: no real $name on PATH (besides $here)" >&2
+	return 1
+}
+
+# ---------------------------------------------------------------- job ids
+# spur numbers jobs itself: an array job J reserves J and its tasks are jobs J+1..J+n, so
+# the next job is J+n+1.  The emulation runs over real SLURM, whose ids differ, so it keeps
+# its own ids and a map, one line per spur job:  SPURID REALID TASKS SUBMITTED
+# (TASKS: "-" for a plain job, else the array's task ids in order, comma-separated;
+# SUBMITTED: seconds since the epoch).  The
+# map lives with the submitting user (SPUR_EMU_STATE, default: a folder in the cluster's
+# shared folder); the job itself never reads it (its launcher carries its ids).
+spur_state_dir() {
+	local d=${SPUR_EMU_STATE:-${MAD_CLUSTER_SHARED:-${TMPDIR:-/tmp}}/.spur-emu-$(id -u)}
+	mkdir -p "$d" && printf '%s\n' "$d"
+}
+
+# First spur id: far from the test cluster's own ids, so a real id used as a spur id (or
+# the reverse) finds nothing instead of another job.
+SPUR_FIRST_ID=500000
+
+# Reserves ids for a job of NTASKS array tasks (0: not an array); prints the first (J).
+spur_alloc_ids() {
+	local n=$1 dir next
+	dir=$(spur_state_dir) || return 1
+	(
+		flock 9
+		next=$(cat "$dir/next" 2>/dev/null || echo "$SPUR_FIRST_ID")
+		echo $((next + n + 1)) >"$dir/next"
+		echo "$next"
+	) 9>>"$dir/lock"
+}
+
+# Records spur job SPURID as real job REALID with TASKS (see above).
+spur_map_add() {
+	local dir
+	dir=$(spur_state_dir) || return 1
+	(
+		flock 9
+		# a restarted cluster numbers again from 1: the newest line for a real id wins
+		{ if [[ -e $dir/jobs ]]; then awk -v r="$2" '$2 != r' "$dir/jobs"; fi; echo "$1 $2 $3 $(date +%s)"; } >"$dir/jobs.new"
+		mv "$dir/jobs.new" "$dir/jobs"
+	) 9>>"$dir/lock"
+}
+
+# The map as awk reads it (empty when nothing was submitted).
+spur_map() {
+	local dir
+	dir=$(spur_state_dir) || return 1
+	cat "$dir/jobs" 2>/dev/null || true
+}
+
+# The real id(s) for spur id ID: "R" (plain job), "A_t" (array task), "A" (array parent).
+# Prints nothing for an id the emulation never gave out.
+spur_to_real() {
+	spur_map | awk -v id="$1" '
+	$3 == "-" && $1 == id { print $2; exit }
+	$3 != "-" {
+		if ($1 == id) { print $2; exit }
+		n = split($3, t, ",")
+		if (id > $1 && id <= $1 + n) { print $2 "_" t[id - $1]; exit }
+	}'
+}
+
+# Reads rows whose first word is a real SLURM id ("R" or "A_t") and prints them with spur's
+# id instead; rows of jobs spur never submitted are dropped (spur does not know them).
+spur_rows_to_spur() {
+	awk 'NR == FNR {
+		if ($3 == "-") plain[$2] = $1
+		else { n = split($3, t, ","); for (i = 1; i <= n; i++) task[$2 "_" t[i]] = $1 + i }
+		next
+	}
+	{
+		id = $1
+		if (id in plain) s = plain[id]; else if (id in task) s = task[id]; else next
+		sub(/^[^ ]+/, s); print
+	}' <(spur_map) -
+}
+
+# ---------------------------------------------------------------- the job env
+# The environment spurd gives a job on one node (crates/spurd/src/agent_server.rs launch_job,
+# crates/spur-core/src/spur_env.rs, crates/spurd/src/executor.rs), as NUL-terminated
+# NAME=VALUE: the submitted env (ENV_FILE, NUL-separated, as sbatch sent it), then spur's
+# variables over it.  Arguments: JOB_ID ARRAY_JOB_ID ARRAY_TASK_ID (both empty: not an array
+# task) NODE_RANK TASK_OFFSET TASKS_PER_NODE NTASKS NODES (comma-separated) NAME PARTITION
+# ACCOUNT QOS CPUS_PER_TASK CPUS_ON_NODE NODENAME ENV_FILE.  Each node's registered comm
+# address is NODE.spur.test:6818, an FQDN every node of the test cluster resolves
+# (t/cluster/config.sh), spurd's default agent port (crates/spur-core/src/config.rs).
+# NAME=VALUE into spur_launch_env's E and order (bash's dynamic scope), keeping first places.
+spur_put() {
+	[[ -v E[$1] ]] || order+=("$1")
+	E[$1]=$2
+}
+# spur_env.rs set_with_slurm_twin: SPUR_X and SLURM_X (SPURD_X and SLURMD_X)
+spur_twin() {
+	spur_put "$1" "$2"
+	spur_put "SLURM${1#SPUR}" "$2"
+}
+
+spur_launch_env() {
+	local job_id=$1 array_job_id=$2 array_task_id=$3 node_rank=$4 task_offset=$5 tpn=$6
+	local ntasks=$7 nodelist=$8 job_name=$9 partition=${10} account=${11} qos=${12}
+	local cpus_per_task=${13} cpus_on_node=${14} nodename=${15} env_file=${16}
+	local -a nodes peers=() order=()
+	local -A E=()
+	local n kv k v bin_dir base first
+	IFS=, read -ra nodes <<<"$nodelist"
+	for n in "${nodes[@]}"; do peers+=("$n.spur.test:6818"); done
+	# spec.environment: what spur's sbatch sent
+	while IFS= read -r -d '' kv; do
+		[[ $kv == [!=]*=* ]] || continue
+		spur_put "${kv%%=*}" "${kv#*=}"
+	done <"$env_file"
+	bin_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/bin" && pwd -P)
+	base=${E[PATH]:-/usr/local/bin:/usr/bin:/bin}
+	[[ :$base: == *":$bin_dir:"* ]] || spur_put PATH "$bin_dir:$base"
+	spur_twin SPUR_JOB_ID "$job_id"
+	spur_twin SPUR_JOBID "$job_id"
+	spur_twin SPUR_JOB_NAME "$job_name"
+	spur_twin SPUR_JOB_PARTITION "$partition"
+	spur_twin SPUR_JOB_ACCOUNT "$account"
+	spur_twin SPUR_JOB_QOS "$qos"
+	spur_twin SPUR_SUBMIT_DIR "$PWD"
+	spur_twin SPUR_NNODES "${#nodes[@]}"
+	spur_twin SPUR_JOB_NUM_NODES "${#nodes[@]}"
+	spur_twin SPUR_NTASKS "$ntasks"
+	spur_twin SPUR_NPROCS "$ntasks"
+	spur_twin SPUR_CPUS_PER_TASK "$cpus_per_task"
+	spur_twin SPUR_TASKS_PER_NODE "$tpn"
+	spur_twin SPUR_NODEID "$node_rank"
+	# crates/spurctld/src/scheduler_loop.rs: all_nodes.join(","), never compressed
+	spur_twin SPUR_NODELIST "$nodelist"
+	spur_twin SPUR_JOB_NODELIST "$nodelist"
+	# hostname::get() of the node
+	spur_twin SPURD_NODENAME "$nodename"
+	spur_twin SPUR_CPUS_ON_NODE "$((tpn * (cpus_per_task > 1 ? cpus_per_task : 1)))"
+	if [[ -n $array_task_id ]]; then
+		spur_twin SPUR_ARRAY_JOB_ID "$array_job_id"
+		spur_twin SPUR_ARRAY_TASK_ID "$array_task_id"
+	fi
+	spur_put SPUR_NODE_RANK "$node_rank"
+	spur_put SPUR_TASK_OFFSET "$task_offset"
+	spur_put LOCAL_RANK 0
+	spur_put LOCAL_WORLD_SIZE "$tpn"
+	spur_put NPROC_PER_NODE "$tpn"
+	if ((tpn == 1)); then
+		spur_twin SPUR_LOCALID 0
+		spur_twin SPUR_PROCID "$task_offset"
+	fi
+	spur_put SPUR_PEER_NODES "$(IFS=,; echo "${peers[*]}")"
+	spur_put NODE_RANK "$node_rank"
+	if ((${#nodes[@]} > 1)); then
+		first=${peers[0]}
+		spur_put MASTER_ADDR "${first%:*}"
+		spur_put MASTER_PORT 29500
+		if [[ $(spur_fact rank_world_size) == multinode ]]; then
+			spur_put WORLD_SIZE "${#nodes[@]}"
+			spur_put RANK "$node_rank"
+		fi
+	fi
+	# the test cluster has no GPUs: every job is a zero-GPU job
+	if [[ $(spur_fact gpu_deny_zero_gpu) == yes ]]; then
+		for v in ROCR_VISIBLE_DEVICES HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ZE_AFFINITY_MASK; do
+			spur_put "$v" -1
+		done
+		spur_put NVIDIA_VISIBLE_DEVICES void
+		spur_put SPUR_JOB_GPUS ''
+	fi
+	# crates/spurd/src/executor.rs: thread limits from the node's CPUs, before SPANK runs
+	for v in OMP_NUM_THREADS MKL_NUM_THREADS OPENBLAS_NUM_THREADS VECLIB_MAXIMUM_THREADS NUMEXPR_NUM_THREADS; do
+		spur_put "$v" "$cpus_on_node"
+	done
+	for k in "${order[@]}"; do printf '%s=%s\0' "$k" "${E[$k]}"; done
 }

@@ -1,7 +1,17 @@
-/* spur-spank.c: the 15 functions spurd exports to SPANK plugins, as spur
- * implements them (crates/spur-spank/src/lib.rs; the export list is
- * crates/spurd/build.rs, mirrored in spank-host.syms).  Shared by
- * spank-host and the fuzz target. */
+/* spur-spank.c: the 15 functions spurd exports to SPANK plugins, answering as spur's do
+ * (crates/spur-spank/src/lib.rs, unchanged from v0.5.0 to main 4cc3da8, #429; the export
+ * list is crates/spurd/build.rs, mirrored in spank-host.syms).  Shared by spank-host and
+ * the fuzz target.  Written from the source, not copied:
+ *  - spank_getenv: BAD_ARG for a NULL handle, name or buffer or len < 0 (len 0 is allowed
+ *    and, for a variable that exists, gives NOSPACE); ENV_NOEXIST for a missing variable;
+ *    NOSPACE when value + NUL does not fit (nothing written).
+ *  - spank_job_control_*: SUCCESS, kept in a map of the handle under "SPANK_"+name that
+ *    nothing reads; getenv there is BAD_ARG for len <= 0 (spank.h's asymmetry, kept).
+ *  - spank_get_item: one u32 out pointer; NULL handle or pointer BAD_ARG; items 0-7 and 14
+ *    answer (uid, gid, job id, then zeros: step id, nnodes, nodeid, task counts, task pid);
+ *    8-13 NOT_AVAIL; every other number BAD_ARG.
+ *  - the log functions take the format only and log it verbatim (tracing levels:
+ *    slurm_verbose and slurm_spank_log at info, debug2/3 at debug, hidden by default). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -13,103 +23,111 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct spank_handle *spank_t;
-
-int spank_getenv(spank_t sp, const char *var, char *buf, int len);
-int spank_setenv(spank_t sp, const char *var, const char *val, int overwrite);
-int spank_unsetenv(spank_t sp, const char *var);
-int spank_get_item(spank_t sp, int item, ...);
-int spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite);
-int spank_job_control_getenv(spank_t sp, const char *var, char *buf, int len);
-int spank_job_control_unsetenv(spank_t sp, const char *var);
-const char *spank_strerror(int err);
-void slurm_error(const char *fmt, ...);
-void slurm_info(const char *fmt, ...);
-void slurm_verbose(const char *fmt, ...);
-void slurm_debug(const char *fmt, ...);
-void slurm_debug2(const char *fmt, ...);
-void slurm_debug3(const char *fmt, ...);
-void slurm_spank_log(const char *fmt, ...);
 
 enum { SP_SUCCESS = 0, SP_ERROR = 1, SP_BAD_ARG = 2, SP_NOT_TASK = 3,
        SP_ENV_EXISTS = 4, SP_ENV_NOEXIST = 5, SP_NOSPACE = 6, SP_NOT_REMOTE = 7,
        SP_NOEXIST = 8, SP_NOT_AVAIL = 10, SP_NOT_LOCAL = 11 };
 
-/* ------------------------------------------------------ the 15 exports */
+/* ------------------------------------------------------------ the env maps */
 
-static char **find(spank_t sp, const char *name)
+static char **env_find(struct spur_env *e, const char *name)
 {
 	size_t i, len = strlen(name);
 
-	for (i = 0; i < sp->n; i++)
-		if (!strncmp(sp->env[i], name, len) && sp->env[i][len] == '=')
-			return &sp->env[i];
+	for (i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], name, len) && e->v[i][len] == '=')
+			return &e->v[i];
 	return NULL;
 }
 
-int spank_getenv(spank_t sp, const char *var, char *buf, int len)
+/* NAME=VALUE into E, replacing NAME's entry; 0, or -1 out of memory. */
+static int env_put(struct spur_env *e, const char *name, const char *val)
 {
-	char **e;
+	char **old = env_find(e, name), *s;
 
-	if (!sp || !var || !buf || len <= 0)
-		return SP_BAD_ARG;
-	e = find(sp, var);
-	if (!e)
-		return SP_ENV_NOEXIST;
-	if (strlen(*e + strlen(var) + 1) >= (size_t)len)
-		return SP_NOSPACE;
-	strcpy(buf, *e + strlen(var) + 1);
-	return SP_SUCCESS;
-}
-
-static int put(spank_t sp, const char *var, const char *val)
-{
-	char **e = find(sp, var), *s;
-
-	if (asprintf(&s, "%s=%s", var, val) < 0)
-		return SP_ERROR;
-	if (e) {
-		free(*e);
-		*e = s;
-		return SP_SUCCESS;
+	if (asprintf(&s, "%s=%s", name, val) < 0)
+		return -1;
+	if (old) {
+		free(*old);
+		*old = s;
+		return 0;
 	}
-	if (sp->n + 2 > sp->cap) {
-		size_t cap = sp->cap ? sp->cap * 2 : 32;
-		char **p = realloc(sp->env, cap * sizeof(*p));
+	if (e->n + 2 > e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 32;
+		char **p = realloc(e->v, cap * sizeof(*p));
 
 		if (!p) {
 			free(s);
-			return SP_ERROR;
+			return -1;
 		}
-		sp->env = p;
-		sp->cap = cap;
+		e->v = p;
+		e->cap = cap;
 	}
-	sp->env[sp->n++] = s;
-	sp->env[sp->n] = NULL;
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
+	return 0;
+}
+
+static void env_del(struct spur_env *e, const char *name)
+{
+	char **old = env_find(e, name);
+
+	if (old) {
+		free(*old);
+		*old = e->v[--e->n];
+		e->v[e->n] = NULL;
+	}
+}
+
+static void env_free(struct spur_env *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}
+
+/* copy_env_value: the value and its NUL into BUF of LEN bytes, or NOSPACE */
+static int env_copy(struct spur_env *e, const char *name, char *buf, int len)
+{
+	char **found = env_find(e, name);
+	const char *val;
+
+	if (!found)
+		return SP_ENV_NOEXIST;
+	val = *found + strlen(name) + 1;
+	if (strlen(val) + 1 > (size_t)len)
+		return SP_NOSPACE;
+	memcpy(buf, val, strlen(val) + 1);
 	return SP_SUCCESS;
+}
+
+/* ------------------------------------------------------------ the 15 exports */
+
+int spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	if (!sp || !var || !buf || len < 0)
+		return SP_BAD_ARG;
+	return env_copy(&sp->env, var, buf, len);
 }
 
 int spank_setenv(spank_t sp, const char *var, const char *val, int overwrite)
 {
 	if (!sp || !var || !val)
 		return SP_BAD_ARG;
-	if (find(sp, var) && !overwrite)
+	if (!overwrite && env_find(&sp->env, var))
 		return SP_ENV_EXISTS;
-	return put(sp, var, val);
+	/* spur's HashMap insert cannot fail; ours can only run out of memory */
+	return env_put(&sp->env, var, val) ? SP_ERROR : SP_SUCCESS;
 }
 
 int spank_unsetenv(spank_t sp, const char *var)
 {
-	char **e;
-
 	if (!sp || !var)
 		return SP_BAD_ARG;
-	e = find(sp, var);
-	if (e) {
-		free(*e);
-		*e = sp->env[--sp->n];
-		sp->env[sp->n] = NULL;
-	}
+	env_del(&sp->env, var);
 	return SP_SUCCESS;
 }
 
@@ -118,55 +136,119 @@ int spank_get_item(spank_t sp, int item, ...)
 	va_list ap;
 	uint32_t *out;
 
-	if (!sp)
-		return SP_BAD_ARG;
-	if (item >= 15)
-		return SP_BAD_ARG;
-	if (item == 8 || item == 9 || item == 10 || (item >= 11 && item <= 13))
-		return SP_NOT_AVAIL;
 	va_start(ap, item);
-	out = va_arg(ap, uint32_t *); /* spur writes one u32, whatever the item */
+	out = va_arg(ap, uint32_t *); /* spur takes one pointer and writes a u32 */
 	va_end(ap);
-	*out = item == 0 ? sp->uid : item == 1 ? sp->gid : item == 2 ? sp->job_id : 0;
+	if (!sp || !out)
+		return SP_BAD_ARG;
+	switch (item) {
+	case 0: *out = sp->uid; break;
+	case 1: *out = sp->gid; break;
+	case 2: *out = sp->job_id; break;
+	case 3: case 4: case 5: case 6: case 7: case 14:
+		*out = 0; /* SpankContext's ..Default::default() in executor.rs */
+		break;
+	case 8: case 9: case 10: case 11: case 12: case 13:
+		return SP_NOT_AVAIL;
+	default:
+		return SP_BAD_ARG;
+	}
 	return SP_SUCCESS;
+}
+
+/* The job-control map's key: "SPANK_" + NAME (freed by the caller), or NULL. */
+static char *jc_key(const char *name)
+{
+	char *key;
+
+	return asprintf(&key, "SPANK_%s", name) < 0 ? NULL : key;
 }
 
 int spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite)
 {
-	(void)sp; (void)var; (void)val; (void)overwrite;
-	return SP_NOT_LOCAL;
+	char *key;
+	int rc;
+
+	if (!sp || !var || !val)
+		return SP_BAD_ARG;
+	if (!(key = jc_key(var)))
+		return SP_ERROR;
+	if (!overwrite && env_find(&sp->job_control, key))
+		rc = SP_ENV_EXISTS;
+	else
+		rc = env_put(&sp->job_control, key, val) ? SP_ERROR : SP_SUCCESS;
+	free(key);
+	return rc;
 }
 
 int spank_job_control_getenv(spank_t sp, const char *var, char *buf, int len)
 {
-	(void)sp; (void)var; (void)buf; (void)len;
-	return SP_NOT_LOCAL;
+	char *key;
+	int rc;
+
+	if (!sp || !var || !buf || len <= 0)
+		return SP_BAD_ARG;
+	if (!(key = jc_key(var)))
+		return SP_ERROR;
+	rc = env_copy(&sp->job_control, key, buf, len);
+	free(key);
+	return rc;
 }
 
 int spank_job_control_unsetenv(spank_t sp, const char *var)
 {
-	(void)sp; (void)var;
-	return SP_NOT_LOCAL;
+	char *key;
+
+	if (!sp || !var)
+		return SP_BAD_ARG;
+	if (!(key = jc_key(var)))
+		return SP_ERROR;
+	env_del(&sp->job_control, key);
+	free(key);
+	return SP_SUCCESS;
 }
 
 const char *spank_strerror(int err)
 {
-	return err == SP_SUCCESS ? "Success" : "Error";
+	switch (err) {
+	case SP_SUCCESS: return "Success";
+	case SP_BAD_ARG: return "Bad argument";
+	case SP_NOT_TASK: return "Not in task context";
+	case SP_ENV_EXISTS: return "Environment variable exists";
+	case SP_ENV_NOEXIST: return "No such environment variable";
+	case SP_NOSPACE: return "Buffer too small";
+	case SP_NOT_REMOTE: return "Valid only in remote context";
+	case SP_NOEXIST: return "Id/pid does not exist on this node";
+	case SP_NOT_AVAIL: return "Item not available from this callback";
+	case SP_NOT_LOCAL: return "Valid only in local or allocator context";
+	default: return "Generic error";
+	}
 }
 
 int spur_quiet;
 
+static void log_verbatim(const char *level, const char *fmt)
+{
+	if (spur_quiet || !fmt)
+		return;
+	/* tracing's default filter hides debug; SPUR_EMU_DEBUG shows it */
+	if (!strcmp(level, "debug") && !getenv("SPUR_EMU_DEBUG"))
+		return;
+	fprintf(stderr, "spurd: %s: %s\n", level, fmt);
+}
+
 /* spur logs the format verbatim: varargs are never expanded */
 #define VERBATIM(fn, level) \
-	void fn(const char *fmt, ...) { if (!spur_quiet) fprintf(stderr, "spurd: %s: %s\n", level, fmt); }
+	void fn(const char *fmt, ...) { log_verbatim(level, fmt); }
 VERBATIM(slurm_error, "error")
 VERBATIM(slurm_info, "info")
-VERBATIM(slurm_verbose, "verbose")
+VERBATIM(slurm_verbose, "info")
 VERBATIM(slurm_debug, "debug")
-VERBATIM(slurm_debug2, "debug2")
-VERBATIM(slurm_debug3, "debug3")
-VERBATIM(slurm_spank_log, "log")
+VERBATIM(slurm_debug2, "debug")
+VERBATIM(slurm_debug3, "debug")
+VERBATIM(slurm_spank_log, "info")
 
+/* ------------------------------------------------------------ for the host */
 
 void spur_handle_seed(struct spank_handle *sp, char **vars, int n)
 {
@@ -182,23 +264,19 @@ void spur_handle_seed(struct spank_handle *sp, char **vars, int n)
 		if (!eq || eq == vars[i])
 			continue;
 		name = strndup(vars[i], (size_t)(eq - vars[i]));
+		/* an entry that does not fit in memory is dropped, as a job env cannot hold it */
 		if (name)
-			put(sp, name, eq + 1);
+			(void)env_put(&sp->env, name, eq + 1);
 		free(name);
 	}
 	if (spank_getenv(sp, "SLURM_JOB_ID", buf, sizeof(buf)) == SP_SUCCESS)
-		sp->job_id = (uint32_t)atol(buf);
+		sp->job_id = (uint32_t)strtoul(buf, NULL, 10);
 }
 
 void spur_handle_free(struct spank_handle *sp)
 {
-	size_t i;
-
-	for (i = 0; i < sp->n; i++)
-		free(sp->env[i]);
-	free(sp->env);
-	sp->env = NULL;
-	sp->n = sp->cap = 0;
+	env_free(&sp->env);
+	env_free(&sp->job_control);
 }
 
 int spur_getenv(struct spank_handle *sp, const char *var, char *buf, int len)

@@ -317,8 +317,8 @@ enum filter_id tpl_filter_named(const char *name, size_t len)
 	return f;
 }
 
-/* An unknown filter is an error only when it runs, as the filters' type
- * errors are: the same template fails at the same place as before. */
+/* An unknown filter is an error only when it runs, as in Jinja2 3: one in
+ * a branch not taken renders. */
 struct value tpl_apply_filter(struct ctx *c, const struct expr *x)
 {
 	struct value in[1 + FILTER_ARGS_MAX];

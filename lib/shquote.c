@@ -36,6 +36,33 @@ int shell_quote(struct strbuf *out, const char *s, size_t len)
 	return 0;
 }
 
+int sbatch_quote(struct strbuf *out, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (s[i] == '\n' || s[i] == '\r' || s[i] == '\0')
+			return -1;
+	/* '=' stays bare: an #SBATCH argument is never a shell command word */
+	for (i = 0; i < len; i++)
+		if (!is_shell_safe((unsigned char)s[i]) && s[i] != '=')
+			break;
+	if (len && i == len) {
+		sb_add(out, s, len);
+		return 0;
+	}
+	/* a backslash escapes the next byte even inside quotes, so both ' and
+	 * \ are escaped inside '...' */
+	sb_addc(out, '\'');
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\\' || s[i] == '\'')
+			sb_addc(out, '\\');
+		sb_addc(out, s[i]);
+	}
+	sb_addc(out, '\'');
+	return 0;
+}
+
 int shell_name_ok(const char *s, size_t len)
 {
 	if (!len || (s[0] >= '0' && s[0] <= '9'))

@@ -3,11 +3,11 @@
  * one shell word.  The output is written whole or not at all. */
 #include "config.h"
 
-#include "dataload.h"
+#include "render/dataload.h"
+#include "render/template.h"
+#include "render/value.h"
 #include "rendezvous.h"
 #include "strbuf.h"
-#include "template.h"
-#include "value.h"
 #include "version.h"
 
 #include <errno.h>

@@ -4,10 +4,10 @@
  * then data after a "\n%%%\n" line).  Beyond "no crash, no leak", it checks
  * the promises: a failed render names a line and column inside the input
  * and a message; a rendered output never holds a NUL. */
-#include "dataload.h"
+#include "render/dataload.h"
+#include "render/template.h"
+#include "render/value.h"
 #include "strbuf.h"
-#include "template.h"
-#include "value.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -42,6 +42,28 @@ TEST(nul_is_rejected)
 	sb_free(&sb);
 }
 
+static const char *sbatch_word(const char *s, size_t len)
+{
+	static struct strbuf sb;
+
+	sb_reset(&sb);
+	if (sbatch_quote(&sb, s, len))
+		return "(rejected)";
+	return sb_cstr(&sb);
+}
+
+TEST(sbatch_words_bare_quoted_or_rejected)
+{
+	CHECK_STR(sbatch_word("ALL,A=1", 7), "ALL,A=1");
+	CHECK_STR(sbatch_word("", 0), "''");
+	CHECK_STR(sbatch_word("a b#c", 5), "'a b#c'");
+	CHECK_STR(sbatch_word("it's", 4), "'it\\'s'");
+	CHECK_STR(sbatch_word("a\\b", 3), "'a\\\\b'");
+	CHECK_STR(sbatch_word("a\nb", 3), "(rejected)");
+	CHECK_STR(sbatch_word("a\rb", 3), "(rejected)");
+	CHECK_STR(sbatch_word("a\0b", 3), "(rejected)");
+}
+
 /* Runs SHELL -c "printf %s WORD" and returns what it printed. */
 static int shell_reads(const char *shell, const char *word, struct strbuf *out)
 {
@@ -116,6 +138,7 @@ int main(void)
 {
 	RUN(fixed_cases);
 	RUN(nul_is_rejected);
+	RUN(sbatch_words_bare_quoted_or_rejected);
 	RUN(dash_and_bash_read_back_random_values);
 	return unit_done();
 }

@@ -1,6 +1,12 @@
 /* dataload.h: the data of mad-render: YAML files (every scalar a string,
  * as the template decides what is a number), JSON files (strings, integers,
- * booleans, null, arrays, objects) and -D key=value, merged into one map. */
+ * booleans, null, arrays, objects) and -D key=value, merged into one map.
+ *
+ * Part of lib/render/, for the tools only, never mad.so (the folder's rules
+ * are in template.h).  Errors: -1 with ERR (SIZE bytes) naming the input,
+ * as "FILE:LINE: why" where there is a line.  Never opens a file (the tool
+ * reads it and passes its text), prints, exits or keeps a global of its
+ * own; nesting is capped. */
 #ifndef MAD_DATALOAD_H
 #define MAD_DATALOAD_H
 

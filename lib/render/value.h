@@ -1,6 +1,11 @@
 /* value.h: the data a template sees (SPEC §10): strings, integers,
  * booleans, none, lists and ordered maps, all allocated in one arena that
- * is freed at once.  YAML scalars stay strings; JSON brings the rest. */
+ * is freed at once.  YAML scalars stay strings; JSON brings the rest.
+ *
+ * Part of lib/render/, for the tools only, never mad.so (the folder's rules
+ * are in template.h).  The one error here is running out of memory: NULL,
+ * -1, or a V_UNDEF value named "out of memory", never a message of its own.
+ * Never prints, exits or keeps a global; an arena belongs to one thread. */
 #ifndef MAD_VALUE_H
 #define MAD_VALUE_H
 

@@ -79,7 +79,7 @@ submit() {
 	assert_output --partial ' 10.213.53.12/24 '
 	assert_output --partial ' fd00:6d61:64:53::12/64 '
 	# every hosts view names every node by its IPv6 address
-	run grep -h ' n[12] # mad-cluster ' "$MAD_CLUSTER_DIR/etc/hosts.n1" "$MAD_CLUSTER_DIR/etc/hosts.n2"
+	run grep -h ' # mad-cluster ' "$MAD_CLUSTER_DIR/etc/hosts.n1" "$MAD_CLUSTER_DIR/etc/hosts.n2"
 	[[ $(grep -c "^fd00:6d61:64:53::1[12] n[12] " <<<"$output") == 4 ]]
 	run "$AS_USER" timeout 60 srun -N2 hostname
 	assert_success

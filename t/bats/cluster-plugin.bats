@@ -2,6 +2,8 @@
 # mad.so on the real cluster: every job submitted as the ordinary test user.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
+bats_require_minimum_version 1.5.0
+
 setup_file() {
 	load ../lib.sh
 	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0

@@ -43,7 +43,10 @@ teardown_file() {
 setup() {
 	load ../lib.sh
 	cluster_test
-	[[ $MAD_CLUSTER_MODE == netns ]] || skip "needs nodes in network namespaces"
+	if [[ $MAD_CLUSTER_MODE != netns ]]; then
+		[[ ${CI:-} != true ]] || { echo "CI=true needs the netns cluster (root): nodes with addresses of their own"; return 1; }
+		skip "needs nodes in network namespaces"
+	fi
 }
 
 submit() {

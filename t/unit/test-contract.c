@@ -247,7 +247,9 @@ TEST(loopback_is_never_master_addr_of_a_multi_node_job)
 		CHECK(!mad_addr_is_loopback(c.master_addr));
 		CHECK(strstr(c.addr_from, "own address") != NULL);
 	} else {
-		CHECK(strstr(err, "no address except loopback") != NULL); /* a machine without a network */
+		/* only a machine without a network may end here, and CI's has one */
+		CHECK(strstr(err, "no address except loopback") != NULL);
+		CHECK(!getenv("CI") || strcmp(getenv("CI"), "true") != 0);
 	}
 	/* a single node may use loopback */
 	step_facts(&f, 0, 1, 0, 1, 0, 1);

@@ -19,6 +19,17 @@ require() {
 	fi
 }
 
+# The mad.so under test. MAD_INSTALLED=deb: the one the installed mad-spank
+# package holds (the suite's run against the .deb, whose tools are then the
+# ones in /usr/bin); else the one t/prepare installed under $MAD_PREFIX.
+mad_so() {
+	if [[ ${MAD_INSTALLED:-} == deb ]]; then
+		dpkg-query -L mad-spank | grep '/mad\.so$'
+	else
+		echo "${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so"
+	fi
+}
+
 # For cluster tests: the running local cluster's settings, or (no cluster)
 # a failure under CI and a skip elsewhere.  Call from setup_file.
 use_cluster() {
@@ -34,6 +45,14 @@ use_cluster() {
 	. "$env"
 	AS_USER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)/as-user
 	export AS_USER
+	# Against the package, a tool found elsewhere would hide a missing file.
+	if [[ ${MAD_INSTALLED:-} == deb ]]; then
+		local tool
+		for tool in mad-env mad-mark mad-wait mad-render mad-hostlist; do
+			[[ $(command -v "$tool") == /usr/bin/"$tool" ]] ||
+				{ echo "MAD_INSTALLED=deb: $tool on PATH is '$(command -v "$tool")', not the package's /usr/bin/$tool" >&2; return 1; }
+		done
+	fi
 }
 
 # setup() of a cluster test file: helpers, the cluster, the shared folder.
@@ -60,8 +79,8 @@ plugstack_restore() {
 # mad.so on the cluster's plugstack line, with run-dir= a fresh folder NAME in
 # the shared folder; sets and exports $so and $run_dir (plugstack_restore undoes).
 use_plugin() {
-	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
-	[[ -r $so ]] || { echo "mad.so is not installed at $so (t/prepare installs it)"; return 1; }
+	so=$(mad_so)
+	[[ -r $so ]] || { echo "mad.so is not installed at '$so' (t/prepare, or the package with MAD_INSTALLED=deb, installs it)"; return 1; }
 	run_dir=$MAD_CLUSTER_SHARED/$1
 	fresh_run_dir "$run_dir"
 	plugstack_save

@@ -51,7 +51,7 @@ setup() {
 }
 
 @test "mad-env computes the same contract as the plugin on the same allocation" {
-	echo "optional ${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	echo "optional $(mad_so) run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
 	out=$MAD_CLUSTER_SHARED/env-$BATS_TEST_NUMBER.out
 	show='echo \$MAD_ENV_FROM \$NODE_RANK \$MAD_NODE_RANK \$RANK \$NNODES \$WORLD_SIZE \$MASTER_ADDR \$MASTER_PORT \$MAD_COLLECT_JOB_ID \$MAD_JOB_DIR \$MAD_FANOUT \$MAD_SCHEDULER'
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --mad-model=m --mad-master-port=auto \

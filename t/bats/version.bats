@@ -87,3 +87,19 @@ fake_so() {
 	assert_success
 	refute_output --partial "did not run"
 }
+
+@test "configure --version, the tools and the man pages do not disagree on the version" {
+	[[ -n $version ]]
+	# configure.ac's AC_INIT is the one place the version is written
+	run "$MAD_SRCDIR/configure" --version
+	assert_line --index 0 "mad-spank configure $version"
+	run grep -c "^AC_INIT(\[mad-spank\], \[$version\]" "$MAD_SRCDIR/configure.ac"
+	assert_output 1
+	for tool in mad-env mad-mark mad-wait mad-render mad-hostlist; do
+		run "$tool" --version
+		assert_output --regexp "^$tool \\(mad-spank\\) $version, "
+	done
+	# the man pages carry no version of their own to fall behind
+	run grep -E '^\.TH .*[0-9]+\.[0-9]+\.[0-9]+' "$MAD_SRCDIR"/doc/*.[18]
+	assert_output ''
+}

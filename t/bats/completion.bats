@@ -52,7 +52,7 @@ complete_words() {
 		[[ -n $expected ]]
 		run complete_words "$tool" --
 		assert_success
-		diff <(sed 's/=$//' <<<"$output" | sort -u) <(echo "$expected")
+		diff <(tr -d = <<<"$output" | sort -u) <(echo "$expected")
 	done
 	run complete_words mad-hostlist --max
 	assert_output --max-hosts=

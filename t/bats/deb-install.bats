@@ -3,6 +3,7 @@
 # that then run against it (MAD_INSTALLED=deb), and checks what dpkg put on
 # the system. deb-remove.bats takes it off again. dpkg -L's list is kept in
 # MAD_DEB_LIST for that file.
+# shellcheck disable=SC2016 # single-quoted scripts: the bash under test expands them
 
 setup() {
 	load ../lib.sh
@@ -46,9 +47,9 @@ mad_so_installed() { MAD_INSTALLED=deb mad_so | xargs -r test -r; }
 	# bash-completion sources /etc/bash_completion.d at start, as in a login shell
 	run env SLURM_CONF="$BATS_TEST_TMPDIR/slurm.conf" bash -c '
 		. /usr/share/bash-completion/bash_completion
-		COMP_WORDS=(sbatch --mad-f) COMP_CWORD=1
+		COMP_WORDS=(sbatch --mad-f) COMP_CWORD=1 COMP_LINE="sbatch --mad-f" COMP_POINT=14
 		_mad_spank_slurm sbatch 2>/dev/null; echo "${COMPREPLY[*]}"
-		COMP_WORDS=(mad-wait --j) COMP_CWORD=1
+		COMP_WORDS=(mad-wait --j) COMP_CWORD=1 COMP_LINE="mad-wait --j" COMP_POINT=12
 		__load_completion mad-wait && _mad_spank_tool mad-wait 2>/dev/null; echo "${COMPREPLY[*]}"'
 	assert_success
 	assert_output "$(printf '%s\n' --mad-fanout= --json)"

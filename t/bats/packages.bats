@@ -87,10 +87,11 @@ rpm_cat() { rpm2archive - <"$MAD_RPM" | tar -xzO ".$1"; }
 
 @test "the .rpm holds the same files as the .deb, EL's paths for Debian's" {
 	# Debian's plugin folder is EL's %{_libdir}/slurm; each package has its own
-	# documentation files; rpmbuild adds build-id links of the ELF files, and
+	# documentation files (and the .deb lintian's overrides); rpmbuild adds
+	# build-id links of the ELF files, and
 	# compresses man pages only where its configuration says so (EL does,
 	# Debian's rpm does not).
-	run diff <(deb_files | grep -v '^/usr/share/doc/' |
+	run diff <(deb_files | grep -vE '^/usr/share/(doc|lintian)/' |
 		sed -e "s|^$deb_plugindir/|/usr/lib64/slurm/|" -e 's|^\(/usr/share/man/.*\)\.gz$|\1|') \
 		<(rpm_files | grep -vE '^/usr/share/doc/|^/usr/lib/\.build-id/' |
 			sed 's|^\(/usr/share/man/.*\)\.gz$|\1|')

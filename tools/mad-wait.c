@@ -5,11 +5,12 @@
 #include "config.h"
 
 #include "clock.h"
-#include "follow.h"
-#include "plugstack.h"
-#include "queue.h"
-#include "wait.h"
+#include "strbuf.h"
 #include "version.h"
+#include "wait/follow.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
+#include "wait/wait.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -459,6 +460,7 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 
 static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n, int flush)
 {
+	struct strbuf lines = STRBUF_INIT;
 	long k = 0;
 	FILE *out = c->json ? stderr : stdout;
 
@@ -468,17 +470,21 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 		const char *pat = c->follow ? c->follow : jobs[i].array ? "slurm-%A_%a.out" : "slurm-%j.out";
 		long count = mad_follow_per_rank(pat) ? jobs[i].expected : 1;
 
-		for (long r = 0; r < count && k < fl->nfiles; r++, k++)
-			mad_follow_poll(&fl->files[k], jobs[i].id, out, flush);
+		for (long r = 0; r < count && k < fl->nfiles; r++, k++) {
+			mad_follow_poll(&fl->files[k], jobs[i].id, &lines, flush);
+			if (lines.len) {
+				fwrite(lines.buf, 1, lines.len, out);
+				sb_reset(&lines);
+			}
+		}
 	}
+	if (lines.failed)
+		fprintf(stderr, "mad-wait: out of memory following the output\n");
+	fflush(out);
+	sb_free(&lines);
 }
 
 /* ------------------------------------------------------------ main loop */
-
-static double jitter(double v)
-{
-	return v * (0.9 + 0.2 * ((double)rand() / RAND_MAX));
-}
 
 int main(int argc, char **argv)
 {
@@ -487,11 +493,10 @@ int main(int argc, char **argv)
 	struct cli c;
 	struct watch w;
 	struct follower fl = { NULL, 0, 0 };
+	struct mad_wait_timing t;
 	struct sigaction sa;
-	char from[4200], err[1024], why[1024] = "";
-	double start, deadline, next_queue, next_scan = 0, unknown_since = 0, backoff = 2, guard_interval;
-	long squeue_calls = 0;
-	int n, rc, code = WAIT_PENDING, tty = isatty(2), woke = 1, default_timeout;
+	char from[4200], err[1024];
+	int n, rc, code, tty = isatty(2);
 
 	memset(&c, 0, sizeof(c));
 	rc = parse_cli(argc, argv, &c);
@@ -503,6 +508,10 @@ int main(int argc, char **argv)
 	if ((rc = find_run_dir(&c, from, sizeof(from))) ||
 	    (rc = parse_job_ids(n, argv + optind, jobs, c.run_dir)))
 		return rc;
+	c.cfg.interval = c.interval;
+	c.cfg.unknown_budget = c.unknown_budget;
+	c.cfg.timeout = c.timeout;
+	c.cfg.scan_period = c.following ? 0.25 : 1.0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: poll returns at once */
@@ -512,133 +521,60 @@ int main(int argc, char **argv)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	watch_init(&w, c.run_dir, n);
 
-	start = mad_monotonic();
-	default_timeout = c.timeout < 0;
-	deadline = start + (default_timeout ? DAY : c.timeout);
-	/* The first squeue a little later: markers often answer first, and a
-	 * minute's wait then costs two calls. */
-	next_queue = start + fmin(c.interval, 10);
-	guard_interval = c.interval / 1.5;
+	/* The policy (lib/wait/wait.h) says what to do next; here is the I/O. */
+	mad_wait_timing_init(&t, &c.cfg, mad_monotonic());
 	for (;;) {
-		double now = mad_monotonic(), wait;
-		int decided = 0, failed = 0;
+		double now = mad_monotonic();
+		struct mad_wait_step step;
+		size_t k;
 
 		if (got_signal) {
-			code = got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal;
-			snprintf(why, sizeof(why), "interrupted by signal %d; the job is left alone", (int)got_signal);
-			break;
+			snprintf(err, sizeof(err), "interrupted by signal %d; the job is left alone",
+				 (int)got_signal);
+			mad_wait_end(&t, jobs, n, got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal, err);
 		}
-		if (woke || now >= next_scan) {
+		step = mad_wait_next(&t, jobs, n, &c.cfg, now);
+		switch (step.action) {
+		case MAD_WAIT_END:
+			break;
+		case MAD_WAIT_SCAN:
 			for (int i = 0; i < n; i++) {
 				if (jobs[i].verdict != WAIT_PENDING)
 					continue;
 				if (mad_wait_scan(&jobs[i], &c.cfg, now, err, sizeof(err)) < 0) {
 					fprintf(stderr, "mad-wait: job %ld: %s\n", jobs[i].id, err);
-					code = WAIT_USAGE;
-					goto done;
+					mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
+					break;
 				}
 			}
 			watch_jobs(&w, jobs, n);
-			next_scan = now + (c.following ? 0.25 : 1.0);
+			mad_wait_scanned(&t, &c.cfg, now);
+			if (follow_setup(&c, &fl, jobs, n))
+				mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
+			follow_poll(&c, &fl, jobs, n, 0);
+			continue;
+		case MAD_WAIT_ASK:
+			k = mad_wait_queue_ids(jobs, n, entries);
+			if (mad_queue_ask(entries, k, SQUEUE_TIMEOUT, err, sizeof(err)) == 0)
+				mad_wait_answered(&t, jobs, n, entries, &c.cfg, mad_monotonic(),
+						  (double)rand() / RAND_MAX);
+			else if (!mad_wait_unanswered(&t, jobs, n, &c.cfg, mad_monotonic(), err) && !c.quiet)
+				fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
+			continue;
+		case MAD_WAIT_SLEEP:
+			progress(&c, jobs, n, now - t.start, tty, 0);
+			if (watch_sleep(&w, step.at - mad_monotonic()))
+				mad_wait_woken(&t);
+			continue;
 		}
-		for (int i = 0; i < n; i++) {
-			int v = mad_wait_decide(&jobs[i], &c.cfg, now);
-
-			decided += v != WAIT_PENDING;
-			failed |= v == WAIT_FAILED;
-		}
-		if (follow_setup(&c, &fl, jobs, n)) {
-			code = WAIT_USAGE;
-			break;
-		}
-		follow_poll(&c, &fl, jobs, n, 0);
-		if (failed || decided == n) {
-			code = WAIT_OK;
-			for (int i = 0; i < n; i++)
-				if (jobs[i].verdict != WAIT_OK && jobs[i].verdict != WAIT_PENDING &&
-				    (code == WAIT_OK || jobs[i].verdict < code))
-					code = jobs[i].verdict;
-			break;
-		}
-		if (now >= deadline) {
-			char missing[512];
-
-			code = WAIT_TIMEOUT;
-			for (int i = 0; i < n; i++)
-				if (jobs[i].verdict == WAIT_PENDING) {
-					mad_wait_missing(&jobs[i], missing, sizeof(missing));
-					snprintf(jobs[i].reason, sizeof(jobs[i].reason),
-						 "timed out after %.0f s with %s%s", now - start,
-						 *missing ? "ranks missing: " : "no marker yet",
-						 missing);
-					jobs[i].verdict = WAIT_TIMEOUT;
-				}
-			break;
-		}
-		if (now >= next_queue) {
-			int k = 0, confirming = 0;
-
-			for (int i = 0; i < n; i++)
-				if (jobs[i].verdict == WAIT_PENDING)
-					entries[k++].id = jobs[i].id;
-			squeue_calls++;
-			if (k && mad_queue_ask(entries, (size_t)k, SQUEUE_TIMEOUT, err, sizeof(err)) == 0) {
-				double latest = start;
-				int unlimited = 0;
-
-				now = mad_monotonic();
-				unknown_since = 0;
-				backoff = 2;
-				for (int i = 0, e = 0; i < n; i++) {
-					struct mad_wait_job *j = &jobs[i];
-
-					if (j->verdict != WAIT_PENDING)
-						continue;
-					mad_wait_observe(j, &entries[e++], &c.cfg, start, now);
-					confirming |= j->gone_polls > 0 && j->gone_polls < c.cfg.gone_polls;
-					if (j->time_limit < 0)
-						unlimited = 1;
-					else if (j->listing != LISTING_ABSENT) /* a pending job's clock has not started */
-						latest = fmax(latest, (strcmp(j->state, "PENDING") ? start : now) + (double)j->time_limit);
-				}
-				if (default_timeout && !unlimited && latest > start)
-					deadline = fmax(start + 60, latest + 600 + c.cfg.grace);
-				/* Markers decide, so the guard may slow down: x1.5 per
-				 * call up to 4 intervals (30 s, 45 s, ... 2 min by
-				 * default); confirming a disappearance is fast. */
-				guard_interval = fmin(guard_interval * 1.5, 4 * c.interval);
-				next_queue = now + (confirming ? fmin(c.interval, 5) : jitter(guard_interval));
-			} else if (k) {
-				now = mad_monotonic();
-				if (!unknown_since)
-					unknown_since = now;
-				if (!c.quiet)
-					fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
-				if (now - unknown_since >= c.unknown_budget) {
-					snprintf(why, sizeof(why), "the scheduler could not be asked for %.0f s: %.700s",
-						 now - unknown_since, err);
-					code = WAIT_UNKNOWN;
-					break;
-				}
-				next_queue = now + fmin(fmin(backoff, c.interval),
-							unknown_since + c.unknown_budget - now);
-				backoff *= 2;
-			}
-		}
-		progress(&c, jobs, n, now - start, tty, 0);
-		wait = fmin(fmin(next_scan, next_queue), deadline) - mad_monotonic();
-		woke = watch_sleep(&w, wait);
+		code = step.code;
+		break;
 	}
-done:
 	follow_poll(&c, &fl, jobs, n, 1);
-	progress(&c, jobs, n, mad_monotonic() - start, tty, 1);
-	if (code == WAIT_UNKNOWN || code >= WAIT_INTERRUPTED)
-		for (int i = 0; i < n; i++)
-			if (jobs[i].verdict == WAIT_PENDING)
-				snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
-	report(&c, jobs, n, code, mad_monotonic() - start, squeue_calls, why);
-	for (long k = 0; k < fl.nfiles; k++)
-		mad_follow_close(&fl.files[k]);
+	progress(&c, jobs, n, mad_monotonic() - t.start, tty, 1);
+	report(&c, jobs, n, code, mad_monotonic() - t.start, t.squeue_calls, t.why);
+	for (long f = 0; f < fl.nfiles; f++)
+		mad_follow_close(&fl.files[f]);
 	free(fl.files);
 	for (int i = 0; i < n; i++)
 		mad_wait_job_free(&jobs[i]);

@@ -1,11 +1,12 @@
-/* Unit tests for mad-wait's rules (lib/wait, lib/queue, lib/marker's
- * reader, lib/plugstack, lib/follow), on a real folder with a fake clock. */
-#include "follow.h"
+/* Unit tests for mad-wait's rules (lib/wait/: wait and its timing policy,
+ * queue, follow, plugstack; lib/marker's reader), on a real folder with a
+ * fake clock: no test sleeps. */
+#include "wait/follow.h"
 #include "marker.h"
-#include "plugstack.h"
-#include "queue.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 #include "unit.h"
-#include "wait.h"
+#include "wait/wait.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 static char run_dir[] = "/tmp/mad-test-wait.XXXXXX";
 
 static const struct mad_wait_cfg cfg = {
+	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
 	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
 };
 
@@ -257,6 +259,253 @@ TEST(follow_names)
 	CHECK(mad_follow_per_rank("a-%a") && !mad_follow_per_rank("a-%j") && !mad_follow_per_rank("a%%a"));
 }
 
+/* ------------------------------------------------- the timing policy */
+
+#define T0 1000.0
+
+static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j,
+				    int n, const struct mad_wait_cfg *c, double now)
+{
+	struct mad_wait_step s = mad_wait_next(t, j, n, c, now);
+
+	if (s.action == MAD_WAIT_SCAN) { /* as if the folders were read */
+		mad_wait_scanned(t, c, now);
+		s = mad_wait_next(t, j, n, c, now);
+	}
+	return s;
+}
+
+static void answer(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
+		   const struct mad_wait_cfg *c, const char *text, double now)
+{
+	struct mad_queue_entry e[4];
+	size_t k = mad_wait_queue_ids(j, n, e);
+
+	mad_queue_parse(text, strlen(text), e, k);
+	mad_wait_answered(t, j, n, e, c, now, 0.5);
+}
+
+TEST(policy_reads_markers_each_period_and_at_once_when_woken)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg fast = cfg;
+
+	mad_wait_job_init(&j, 200, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.5).action == MAD_WAIT_SLEEP);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.5).at == T0 + 1);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SCAN);
+	mad_wait_scanned(&t, &cfg, T0 + 1);
+	mad_wait_woken(&t);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 1.1).action == MAD_WAIT_SCAN);
+	/* --follow reads four times a second */
+	fast.scan_period = 0.25;
+	mad_wait_scanned(&t, &fast, T0 + 2);
+	CHECK(mad_wait_next(&t, &j, 1, &fast, T0 + 2).at == T0 + 2.25);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_first_squeue_after_at_most_10s)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg quick = cfg;
+
+	mad_wait_job_init(&j, 201, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 9.5).action == MAD_WAIT_SLEEP);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 10).action == MAD_WAIT_ASK);
+	quick.interval = 2;
+	mad_wait_timing_init(&t, &quick, T0);
+	CHECK(next_at(&t, &j, 1, &quick, T0 + 2).action == MAD_WAIT_ASK);
+	CHECK(!t.answered);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_guard_slows_down_x1_5_up_to_4_intervals_with_jitter)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	const double want[] = { 30, 45, 67.5, 101.25, 120, 120 };
+	double now = T0 + 10;
+
+	mad_wait_job_init(&j, 202, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		answer(&t, &j, 1, &cfg, "202 RUNNING UNLIMITED\n", now);
+		CHECK(t.next_queue - now > want[i] - 1e-9 && t.next_queue - now < want[i] + 1e-9);
+		now = t.next_queue;
+	}
+	/* RANDOM 0 and 1: 10% either side */
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_answered(&t, &j, 1, &(struct mad_queue_entry){ .id = 202, .listing = LISTING_ACTIVE },
+			  &cfg, T0, 0);
+	CHECK(t.next_queue - T0 > 27 - 1e-9 && t.next_queue - T0 < 27 + 1e-9);
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_answered(&t, &j, 1, &(struct mad_queue_entry){ .id = 202, .listing = LISTING_ACTIVE },
+			  &cfg, T0, 1);
+	CHECK(t.next_queue - T0 > 33 - 1e-9 && t.next_queue - T0 < 33 + 1e-9);
+	CHECK(t.squeue_calls == 1 && t.answered);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_vanished_job_is_reasked_within_5s_until_confirmed)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s;
+	double now = T0 + 10;
+
+	mad_wait_job_init(&j, 203, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "203 RUNNING 10\n", now);
+	answer(&t, &j, 1, &cfg, "", now += 30);
+	CHECK(j.gone_polls == 1 && t.next_queue == now + 5);
+	answer(&t, &j, 1, &cfg, "", now += 5);
+	CHECK(t.next_queue == now + 5);
+	answer(&t, &j, 1, &cfg, "", now += 5);
+	CHECK(j.gone_polls == 3 && t.next_queue > now + 5); /* confirmed: back to the guard */
+	/* gone for the grace (60 s since the first "gone"): exit 2 */
+	s = next_at(&t, &j, 1, &cfg, now - 10 + 59);
+	CHECK(s.action != MAD_WAIT_END);
+	s = next_at(&t, &j, 1, &cfg, now - 10 + 60);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_GONE);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_failing_squeue_backs_off_within_the_budget_then_exit_3)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+
+	c.unknown_budget = 20;
+	c.interval = 6;
+	mad_wait_job_init(&j, 204, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 6, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 8);        /* 2 s */
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 8, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 12);       /* 4 s */
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 12, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 18);       /* 8 s, capped at the 6 s interval */
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 24, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 26);       /* never past the budget's end */
+	/* an answer resets the run and the backoff */
+	answer(&t, &j, 1, &c, "204 RUNNING 10\n", T0 + 26);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 40, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 42);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 59, "no controller") == 0);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 60, "no controller") == 1);
+	CHECK(strstr(t.why, "could not be asked for 20 s: no controller") != NULL);
+	CHECK_STR(j.reason, t.why);
+	s = mad_wait_next(&t, &j, 1, &c, T0 + 60);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_UNKNOWN);
+	CHECK(t.squeue_calls == 8);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_deadline_from_timeout_or_time_limits)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j[2];
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+
+	/* --timeout: exit 124 at it, naming the missing ranks */
+	c.timeout = 50;
+	mad_wait_job_init(&j[0], 205, run_dir);
+	mkjob("205");
+	put("205/expected", "3\n");
+	put("205/done_rank1", "0\n");
+	CHECK(mad_wait_scan(&j[0], &c, T0, NULL, 0) == 1);
+	mad_wait_timing_init(&t, &c, T0);
+	CHECK(t.deadline == T0 + 50);
+	answer(&t, j, 1, &c, "205 RUNNING 1\n", T0 + 10); /* a given timeout stays */
+	CHECK(t.deadline == T0 + 50);
+	s = next_at(&t, j, 1, &c, T0 + 50);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT && j[0].verdict == WAIT_TIMEOUT);
+	CHECK_STR(j[0].reason, "timed out after 50 s with ranks missing: 0,2");
+	mad_wait_job_free(&j[0]);
+
+	/* no --timeout: a day, until the limits say more */
+	mad_wait_job_init(&j[0], 206, run_dir);
+	mad_wait_job_init(&j[1], 207, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(t.deadline == T0 + 86400);
+	answer(&t, j, 2, &cfg, "206 RUNNING 10\n207 RUNNING UNLIMITED\n", T0 + 10);
+	CHECK(t.deadline == T0 + 86400);        /* one unlimited job keeps the day */
+	mad_wait_job_free(&j[1]);
+	mad_wait_job_init(&j[1], 207, run_dir);
+	answer(&t, j, 2, &cfg, "206 RUNNING 10\n207 PENDING 20\n", T0 + 100);
+	/* running: from the start; pending: its clock starts now */
+	CHECK(t.deadline == T0 + 100 + 1200 + 600 + 60);
+	mad_wait_job_free(&j[0]);
+	mad_wait_job_free(&j[1]);
+	mad_wait_job_init(&j[0], 208, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 1, &cfg, "208 RUNNING 0:05\n", T0 + 1);
+	CHECK(t.deadline == T0 + 605 + 60);
+	mad_wait_job_free(&j[0]);
+}
+
+TEST(policy_one_squeue_for_every_undecided_job)
+{
+	struct mad_wait_job j[3];
+	struct mad_queue_entry e[3];
+	struct mad_wait_timing t;
+
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_init(&j[i], 210 + i, run_dir);
+	j[1].verdict = WAIT_OK;
+	CHECK(mad_wait_queue_ids(j, 3, e) == 2);
+	CHECK(e[0].id == 210 && e[1].id == 212);
+	/* the answers go to the jobs asked about, not to the decided one */
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 3, &cfg, "212 PENDING 10\n210 RUNNING 10\n211 RUNNING 10\n", T0 + 10);
+	CHECK_STR(j[0].state, "RUNNING");
+	CHECK(j[1].state[0] == '\0');
+	CHECK_STR(j[2].state, "PENDING");
+	CHECK(t.squeue_calls == 1);
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_free(&j[i]);
+}
+
+TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
+{
+	struct mad_wait_job j[3];
+	struct mad_wait_timing t;
+	struct mad_wait_step s;
+
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_init(&j[i], 220 + i, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	j[0].verdict = WAIT_GONE;
+	s = next_at(&t, j, 3, &cfg, T0 + 1);
+	CHECK(s.action == MAD_WAIT_SLEEP);      /* two still pending */
+	j[1].verdict = WAIT_FAILED;
+	s = next_at(&t, j, 3, &cfg, T0 + 2);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_FAILED && j[2].verdict == WAIT_PENDING);
+	for (int i = 0; i < 3; i++)
+		j[i].verdict = i ? WAIT_OK : WAIT_GONE;
+	mad_wait_timing_init(&t, &cfg, T0);
+	s = next_at(&t, j, 3, &cfg, T0 + 1);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_GONE);
+	/* an interruption: the undecided jobs get its reason */
+	mad_wait_timing_init(&t, &cfg, T0);
+	j[2].verdict = WAIT_PENDING;
+	mad_wait_end(&t, j, 3, WAIT_INTERRUPTED, "interrupted by signal 2");
+	s = mad_wait_next(&t, j, 3, &cfg, T0 + 1);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_INTERRUPTED);
+	CHECK_STR(j[2].reason, "interrupted by signal 2");
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_free(&j[i]);
+}
+
 int main(void)
 {
 	char cmd[4200];
@@ -275,6 +524,14 @@ int main(void)
 	RUN(requeued_job_folder);
 	RUN(plugstack_lines);
 	RUN(follow_names);
+	RUN(policy_reads_markers_each_period_and_at_once_when_woken);
+	RUN(policy_first_squeue_after_at_most_10s);
+	RUN(policy_guard_slows_down_x1_5_up_to_4_intervals_with_jitter);
+	RUN(policy_vanished_job_is_reasked_within_5s_until_confirmed);
+	RUN(policy_failing_squeue_backs_off_within_the_budget_then_exit_3);
+	RUN(policy_deadline_from_timeout_or_time_limits);
+	RUN(policy_one_squeue_for_every_undecided_job);
+	RUN(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided);
 	rc = unit_done();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
 	if (system(cmd) != 0)

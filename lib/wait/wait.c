@@ -1,5 +1,6 @@
 /* wait.c: see wait.h. */
 #include "wait.h"
+#include "error.h"
 #include "marker.h"
 #include "rendezvous.h"
 
@@ -188,7 +189,7 @@ int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 	if (!d) {
 		if (errno == ENOENT)
 			return 0; /* the job has not started (or has no folder) yet */
-		snprintf(err, size, "cannot read the job folder '%s': %s", j->dir, strerror(errno));
+		mad_error(err, size, "cannot read the job folder '%s': %s", j->dir, strerror(errno));
 		return -1;
 	}
 	j->dir_seen = 1;
@@ -218,7 +219,7 @@ int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		if (j->expected > 0 && n >= j->expected)
 			continue; /* not a rank of this job */
 		if (ensure_ranks(j, n + 1)) {
-			snprintf(err, size, "out of memory");
+			mad_error(err, size, "out of memory");
 			closedir(d);
 			free(seen);
 			return -1;
@@ -238,10 +239,8 @@ int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 	}
 	closedir(d);
 	free(seen);
-	if (j->expected > 0 && ensure_ranks(j, j->expected)) {
-		snprintf(err, size, "out of memory");
-		return -1;
-	}
+	if (j->expected > 0 && ensure_ranks(j, j->expected))
+		return mad_error(err, size, "out of memory");
 	return changed;
 }
 
@@ -356,4 +355,187 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		return j->verdict = WAIT_GONE;
 	}
 	return WAIT_PENDING;
+}
+
+/* ------------------------------------------------- the timing policy */
+
+#define DAY 86400.0
+#define FIRST_QUERY_MAX 10.0   /* the first squeue, at the latest */
+#define CONFIRM_MAX 5.0        /* between answers confirming a vanished job */
+#define BACKOFF_FIRST 2.0      /* after the first failed squeue */
+#define GUARD_GROWTH 1.5
+#define GUARD_MAX 4            /* intervals */
+#define LIMIT_MARGIN 600.0     /* past the latest time limit */
+#define DEADLINE_MIN 60.0
+
+static double min2(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static double max2(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
+			  double start)
+{
+	memset(t, 0, sizeof(*t));
+	t->start = start;
+	t->deadline_from_limits = cfg->timeout < 0;
+	t->deadline = start + (cfg->timeout < 0 ? DAY : cfg->timeout);
+	t->next_scan = start;
+	t->next_queue = start + min2(cfg->interval, FIRST_QUERY_MAX);
+	/* the first answer grows it to one interval */
+	t->guard_interval = cfg->interval / GUARD_GROWTH;
+	t->backoff = BACKOFF_FIRST;
+	t->code = WAIT_PENDING;
+}
+
+void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		  int code, const char *why)
+{
+	if (t->code != WAIT_PENDING)
+		return;
+	t->code = code;
+	snprintf(t->why, sizeof(t->why), "%s", why);
+	for (int i = 0; i < n; i++)
+		if (jobs[i].verdict == WAIT_PENDING)
+			snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
+}
+
+static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		     double now)
+{
+	char missing[512];
+
+	for (int i = 0; i < n; i++) {
+		struct mad_wait_job *j = &jobs[i];
+
+		if (j->verdict != WAIT_PENDING)
+			continue;
+		mad_wait_missing(j, missing, sizeof(missing));
+		snprintf(j->reason, sizeof(j->reason), "timed out after %.0f s with %s%s",
+			 now - t->start, *missing ? "ranks missing: " : "no marker yet", missing);
+		j->verdict = WAIT_TIMEOUT;
+	}
+	t->code = WAIT_TIMEOUT;
+}
+
+struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs,
+				   int n, const struct mad_wait_cfg *cfg, double now)
+{
+	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, WAIT_PENDING };
+	int decided = 0, failed = 0;
+
+	if (t->code != WAIT_PENDING) {
+		s.action = MAD_WAIT_END;
+		s.code = t->code;
+		return s;
+	}
+	if (now >= t->next_scan) {
+		s.action = MAD_WAIT_SCAN;
+		return s;
+	}
+	for (int i = 0; i < n; i++) {
+		int v = mad_wait_decide(&jobs[i], cfg, now);
+
+		decided += v != WAIT_PENDING;
+		failed |= v == WAIT_FAILED;
+	}
+	if (failed || decided == n) {
+		t->code = WAIT_OK;
+		for (int i = 0; i < n; i++)
+			if (jobs[i].verdict != WAIT_OK && jobs[i].verdict != WAIT_PENDING &&
+			    (t->code == WAIT_OK || jobs[i].verdict < t->code))
+				t->code = jobs[i].verdict;
+	} else if (now >= t->deadline) {
+		time_out(t, jobs, n, now);
+	} else if (now >= t->next_queue) {
+		s.action = MAD_WAIT_ASK;
+		return s;
+	}
+	if (t->code != WAIT_PENDING) {
+		s.action = MAD_WAIT_END;
+		s.code = t->code;
+		return s;
+	}
+	s.at = min2(min2(t->next_scan, t->next_queue), t->deadline);
+	return s;
+}
+
+void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
+		      double now)
+{
+	t->next_scan = now + cfg->scan_period;
+}
+
+void mad_wait_woken(struct mad_wait_timing *t)
+{
+	t->next_scan = t->start;
+}
+
+size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n,
+			  struct mad_queue_entry *e)
+{
+	size_t k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (jobs[i].verdict == WAIT_PENDING)
+			e[k++].id = jobs[i].id;
+	return k;
+}
+
+void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg,
+		       double now, double random)
+{
+	double latest = t->start;
+	int unlimited = 0, confirming = 0;
+
+	t->squeue_calls++;
+	t->answered = 1;
+	t->failures = 0;
+	t->backoff = BACKOFF_FIRST;
+	for (int i = 0, k = 0; i < n; i++) {
+		struct mad_wait_job *j = &jobs[i];
+
+		if (j->verdict != WAIT_PENDING)
+			continue;
+		mad_wait_observe(j, &e[k++], cfg, t->start, now);
+		confirming |= j->gone_polls > 0 && j->gone_polls < cfg->gone_polls;
+		if (j->time_limit < 0)
+			unlimited = 1;
+		else if (j->listing != LISTING_ABSENT) /* a pending job's clock has not started */
+			latest = max2(latest, (strcmp(j->state, "PENDING") ? t->start : now) +
+					      (double)j->time_limit);
+	}
+	if (t->deadline_from_limits && !unlimited && latest > t->start)
+		t->deadline = max2(t->start + DEADLINE_MIN, latest + LIMIT_MARGIN + cfg->grace);
+	/* Markers decide, so the guard may slow down (30 s, 45 s, ... 2 min by
+	 * default); confirming a disappearance is fast. */
+	t->guard_interval = min2(t->guard_interval * GUARD_GROWTH, GUARD_MAX * cfg->interval);
+	t->next_queue = now + (confirming ? min2(cfg->interval, CONFIRM_MAX)
+				: t->guard_interval * (0.9 + 0.2 * random));
+}
+
+int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+			const struct mad_wait_cfg *cfg, double now, const char *err)
+{
+	char why[1024];
+
+	t->squeue_calls++;
+	if (!t->failures++)
+		t->unknown_since = now;
+	if (now - t->unknown_since >= cfg->unknown_budget) {
+		snprintf(why, sizeof(why), "the scheduler could not be asked for %.0f s: %.700s",
+			 now - t->unknown_since, err);
+		mad_wait_end(t, jobs, n, WAIT_UNKNOWN, why);
+		return 1;
+	}
+	t->next_queue = now + min2(min2(t->backoff, cfg->interval),
+				   t->unknown_since + cfg->unknown_budget - now);
+	t->backoff *= 2;
+	return 0;
 }

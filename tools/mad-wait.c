@@ -48,6 +48,8 @@ static const char usage[] =
 	"                             (default 5m: spur lists new jobs late)\n"
 	"      --unknown-budget DURATION give up (exit 3) when squeue fails this long\n"
 	"                             (default 5m)\n"
+	"      --no-requeue           a failed marker ends the wait even when the job is\n"
+	"                             requeued (default: the final attempt decides)\n"
 	"  -f, --follow[=PATTERN]     stream each rank's output file, prefixed by rank\n"
 	"                             (default slurm-%A_%a.out for arrays, else slurm-%j.out)\n"
 	"  -j, --json                 print the outcome as JSON on stdout\n"
@@ -124,7 +126,7 @@ static int duration_opt(const char *name, const char *arg, double *out, int zero
 
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { OPT_STARTUP = 256, OPT_BUDGET };
+	enum { OPT_STARTUP = 256, OPT_BUDGET, OPT_NO_REQUEUE };
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "nnodes", required_argument, NULL, 'n' },
@@ -133,6 +135,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "grace", required_argument, NULL, 'g' },
 		{ "startup-grace", required_argument, NULL, OPT_STARTUP },
 		{ "unknown-budget", required_argument, NULL, OPT_BUDGET },
+		{ "no-requeue", no_argument, NULL, OPT_NO_REQUEUE },
 		{ "follow", optional_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -171,6 +174,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case 'g': rc = duration_opt("--grace", optarg, &c->cfg.grace, 1); break;
 		case OPT_STARTUP: rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1); break;
 		case OPT_BUDGET: rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1); break;
+		case OPT_NO_REQUEUE: c->cfg.no_requeue = 1; break;
 		case 'f':
 			c->following = 1;
 			c->follow = optarg;
@@ -253,6 +257,7 @@ struct watch {
 	int fd;                      /* inotify, or -1 (then only re-reads) */
 	int run_wd;
 	int job_wd[JOBS_MAX];
+	long job_restart[JOBS_MAX];  /* the attempt JOB_WD watches */
 };
 
 static void watch_init(struct watch *w, const char *run_dir, int n)
@@ -266,10 +271,15 @@ static void watch_init(struct watch *w, const char *run_dir, int n)
 
 static void watch_jobs(struct watch *w, struct mad_wait_job *jobs, int n)
 {
-	for (int i = 0; i < n && w->fd >= 0; i++)
-		if (w->job_wd[i] < 0 && jobs[i].dir_seen)
-			w->job_wd[i] = inotify_add_watch(w->fd, jobs[i].dir,
-							 IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+	for (int i = 0; i < n && w->fd >= 0; i++) {
+		if (!jobs[i].dir_seen || (w->job_wd[i] >= 0 && w->job_restart[i] == jobs[i].restart))
+			continue;
+		if (w->job_wd[i] >= 0) /* a newer attempt's folder */
+			inotify_rm_watch(w->fd, w->job_wd[i]);
+		w->job_wd[i] = inotify_add_watch(w->fd, jobs[i].dir,
+						 IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+		w->job_restart[i] = jobs[i].restart;
+	}
 }
 
 /* Sleeps until an event, a signal or TIMEOUT seconds; 1 when woken by an
@@ -310,7 +320,7 @@ static const char *verdict_name(int v)
 }
 
 static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
-		     double elapsed, int tty, int final)
+		     int asked, double elapsed, int tty, int final)
 {
 	static char last[4096];
 	char line[4096];
@@ -320,15 +330,19 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 		return;
 	for (int i = 0; i < n && off < sizeof(line) - 256; i++) {
 		const struct mad_wait_job *j = &jobs[i];
-		char expected[32] = "?", failed[48] = "";
+		char expected[32] = "?", failed[96] = "", attempt[32] = "";
 
 		if (j->expected > 0)
 			snprintf(expected, sizeof(expected), "%ld", j->expected);
 		if (j->nfailed)
-			snprintf(failed, sizeof(failed), ", %ld failed", j->nfailed);
-		off += (size_t)snprintf(line + off, sizeof(line) - off, "%sjob %ld: %ld/%s done%s, %s",
-					i ? "; " : "", j->id, j->ndone, expected, failed,
-					*j->state ? j->state : j->seen ? "gone" : "not listed yet");
+			snprintf(failed, sizeof(failed), ", %ld failed%s", j->nfailed,
+				 j->rerun == RERUN_YES ? " (requeued: waiting for the next attempt)" : "");
+		if (j->restart > 0)
+			snprintf(attempt, sizeof(attempt), " (attempt %ld)", j->restart + 1);
+		off += (size_t)snprintf(line + off, sizeof(line) - off, "%sjob %ld%s: %ld/%s done%s, %s",
+					i ? "; " : "", j->id, attempt, j->ndone, expected, failed,
+					*j->state ? j->state : !asked ? "not asked yet" :
+					j->seen ? "gone" : "not listed yet");
 	}
 	if (tty) {
 		fprintf(stderr, "\r\033[Kmad-wait: %s (%.0f s)%s", line, elapsed, final ? "\n" : "");
@@ -338,8 +352,62 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 	snprintf(last, sizeof(last), "%s", line);
 }
 
+/* What a marker said, into O. */
+static void json_outcome(cJSON *o, enum mad_rank_state state, long status, const char *host,
+			 long time)
+{
+	cJSON_AddStringToObject(o, "status", rank_state_name(state));
+	if (state == RANK_INVALID)
+		cJSON_AddNullToObject(o, "exit");
+	else
+		cJSON_AddNumberToObject(o, "exit", (double)status);
+	cJSON_AddStringToObject(o, "host", host);
+	if (time >= 0)
+		cJSON_AddNumberToObject(o, "time", (double)time);
+	else
+		cJSON_AddNullToObject(o, "time");
+}
+
+/* RANKS, MISSING and TASKS of attempt A into O. */
+static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
+{
+	cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+	cJSON *missing = cJSON_AddArrayToObject(o, "missing");
+	cJSON *tasks = cJSON_AddArrayToObject(o, "tasks");
+	long nr = a->expected > 0 ? a->expected : a->nrank;
+
+	for (long r = 0; r < nr; r++) {
+		const struct mad_rank *k = r < a->nrank ? &a->rank[r] : NULL;
+		cJSON *ro;
+
+		if (!k || k->state == RANK_MISSING || k->state == RANK_EMPTY) {
+			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)r));
+			continue;
+		}
+		ro = cJSON_CreateObject();
+		cJSON_AddNumberToObject(ro, "rank", (double)r);
+		json_outcome(ro, k->state, k->status, k->host, k->time);
+		if (*k->note)
+			cJSON_AddStringToObject(ro, "error", k->note);
+		cJSON_AddItemToArray(ranks, ro);
+	}
+	/* the srun steps' tasks (nodes fan-out): they name a failure's node */
+	for (long i = 0; i < a->ntask; i++) {
+		const struct mad_step_task *t = &a->task[i];
+		cJSON *to;
+
+		if (t->state == RANK_MISSING || t->state == RANK_EMPTY)
+			continue;
+		to = cJSON_CreateObject();
+		cJSON_AddNumberToObject(to, "step", (double)t->step);
+		cJSON_AddNumberToObject(to, "task", (double)t->task);
+		json_outcome(to, t->state, t->status, t->host, t->time);
+		cJSON_AddItemToArray(tasks, to);
+	}
+}
+
 static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int code,
-		   double elapsed, long squeue_calls, const char *why)
+		   double elapsed, long squeue_calls, int asked, const char *why)
 {
 	cJSON *root, *arr;
 	char *text;
@@ -363,43 +431,36 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 	arr = cJSON_AddArrayToObject(root, "jobs");
 	for (int i = 0; i < n; i++) {
 		const struct mad_wait_job *j = &jobs[i];
-		cJSON *o = cJSON_CreateObject(), *ranks, *missing;
-		long nr = j->expected > 0 ? j->expected : j->nrank;
+		cJSON *o = cJSON_CreateObject(), *attempts;
+		struct mad_wait_attempt a;
 
 		cJSON_AddNumberToObject(o, "job_id", (double)j->id);
 		cJSON_AddStringToObject(o, "verdict", verdict_name(j->verdict == WAIT_PENDING ? code : j->verdict));
 		cJSON_AddStringToObject(o, "reason", j->verdict == WAIT_PENDING ? why : j->reason);
 		cJSON_AddStringToObject(o, "dir", j->dir);
+		cJSON_AddNumberToObject(o, "attempt", (double)(j->restart + 1));
 		if (j->expected > 0)
 			cJSON_AddNumberToObject(o, "expected", (double)j->expected);
 		else
 			cJSON_AddNullToObject(o, "expected");
-		cJSON_AddStringToObject(o, "scheduler_state", *j->state ? j->state : j->seen ? "GONE" : "NOT_LISTED");
-		ranks = cJSON_AddArrayToObject(o, "ranks");
-		missing = cJSON_AddArrayToObject(o, "missing");
-		for (long r = 0; r < nr; r++) {
-			const struct mad_rank *k = r < j->nrank ? &j->rank[r] : NULL;
-			cJSON *ro;
+		cJSON_AddStringToObject(o, "scheduler_state", *j->state ? j->state : !asked ? "NOT_ASKED" :
+					j->seen ? "GONE" : "NOT_LISTED");
+		/* the final attempt's, which decide; then every attempt */
+		mad_wait_attempt_view(j, j->npast, &a);
+		json_attempt(o, &a);
+		attempts = cJSON_AddArrayToObject(o, "attempts");
+		for (long k = 0; k <= j->npast; k++) {
+			cJSON *ao = cJSON_CreateObject();
 
-			if (!k || k->state == RANK_MISSING || k->state == RANK_EMPTY) {
-				cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)r));
-				continue;
-			}
-			ro = cJSON_CreateObject();
-			cJSON_AddNumberToObject(ro, "rank", (double)r);
-			cJSON_AddStringToObject(ro, "status", rank_state_name(k->state));
-			if (k->state == RANK_INVALID)
-				cJSON_AddNullToObject(ro, "exit");
+			mad_wait_attempt_view(j, k, &a);
+			cJSON_AddNumberToObject(ao, "attempt", (double)(a.restart + 1));
+			cJSON_AddStringToObject(ao, "dir", a.dir);
+			if (a.expected > 0)
+				cJSON_AddNumberToObject(ao, "expected", (double)a.expected);
 			else
-				cJSON_AddNumberToObject(ro, "exit", (double)k->status);
-			cJSON_AddStringToObject(ro, "host", k->host);
-			if (k->time >= 0)
-				cJSON_AddNumberToObject(ro, "time", (double)k->time);
-			else
-				cJSON_AddNullToObject(ro, "time");
-			if (*k->note)
-				cJSON_AddStringToObject(ro, "error", k->note);
-			cJSON_AddItemToArray(ranks, ro);
+				cJSON_AddNullToObject(ao, "expected");
+			json_attempt(ao, &a);
+			cJSON_AddItemToArray(attempts, ao);
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -562,7 +623,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
 			continue;
 		case MAD_WAIT_SLEEP:
-			progress(&c, jobs, n, now - t.start, tty, 0);
+			progress(&c, jobs, n, t.answered, now - t.start, tty, 0);
 			if (watch_sleep(&w, step.at - mad_monotonic()))
 				mad_wait_woken(&t);
 			continue;
@@ -571,8 +632,8 @@ int main(int argc, char **argv)
 		break;
 	}
 	follow_poll(&c, &fl, jobs, n, 1);
-	progress(&c, jobs, n, mad_monotonic() - t.start, tty, 1);
-	report(&c, jobs, n, code, mad_monotonic() - t.start, t.squeue_calls, t.why);
+	progress(&c, jobs, n, t.answered, mad_monotonic() - t.start, tty, 1);
+	report(&c, jobs, n, code, mad_monotonic() - t.start, t.squeue_calls, t.answered, t.why);
 	for (long f = 0; f < fl.nfiles; f++)
 		mad_follow_close(&fl.files[f]);
 	free(fl.files);

@@ -41,6 +41,41 @@ struct mad_rank {
 	double empty_since;
 };
 
+/* One task of an srun step in nodes fan-out: its marker step<S>_rank<R>.
+ * It never changes the verdict (the batch script's marker decides); it
+ * names the node, task and step that failed. */
+struct mad_step_task {
+	long step, task;
+	enum mad_rank_state state;
+	long status;
+	long time;
+	char host[64];
+	double empty_since;
+};
+
+/* One attempt of a job: SLURM re-runs a requeued job (preemption,
+ * scontrol requeue, a node failure with --requeue) in a new job folder,
+ * <id>.<restart>.  The job's current attempt lives in mad_wait_job; the
+ * ones before it are kept as these, for --json. */
+struct mad_wait_attempt {
+	long restart;               /* 0 for the first attempt */
+	const char *dir;
+	long expected;
+	const struct mad_rank *rank;
+	long nrank;
+	const struct mad_step_task *task;
+	long ntask;
+};
+
+/* What the scheduler said of a failed marker: is the job being re-run? */
+enum mad_rerun {
+	RERUN_NONE,     /* no failed marker in this attempt */
+	RERUN_ASK,      /* a failed marker; squeue not asked since */
+	RERUN_UNSURE,   /* completing: SLURM shows a requeued job so too, for a while */
+	RERUN_YES,      /* squeue shows the job requeued: a new attempt comes */
+	RERUN_NO,       /* not re-run: the failure is the verdict */
+};
+
 /* The exit codes of SPEC §8. */
 enum {
 	WAIT_OK = 0, WAIT_FAILED = 1, WAIT_GONE = 2, WAIT_UNKNOWN = 3,
@@ -58,6 +93,7 @@ struct mad_wait_cfg {
 	double empty_grace;    /* an empty marker may still be being written */
 	int gone_polls;        /* squeue answers saying "gone" before we believe it */
 	long nnodes;           /* --nnodes, or -1 */
+	int no_requeue;        /* --no-requeue: the first failed marker decides */
 };
 
 struct mad_wait_job {
@@ -71,12 +107,19 @@ struct mad_wait_job {
 	long nrank;                 /* entries in RANK */
 	long ndone, nfailed;        /* ranks DONE; ranks FAILED or INVALID */
 	int dir_seen;
+	struct mad_step_task *task; /* step tasks, sorted by step and task */
+	long ntask, ntask_failed;
+	enum mad_rerun rerun;
+	/* the attempts before this one, oldest first */
+	struct mad_wait_attempt *past;
+	long npast;
 	/* the scheduler's view */
 	int seen;                   /* listed active at least once */
 	enum mad_listing listing;
 	int array;                  /* listed as array tasks */
 	char state[32];
 	long time_limit;
+	double clock_from;          /* last seen pending: its time limit counts from here */
 	double gone_since;
 	int gone_polls;
 	/* the outcome */
@@ -87,13 +130,21 @@ struct mad_wait_job {
 int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir);
 void mad_wait_job_free(struct mad_wait_job *j);
 
-/* Reads the job folder once (one directory read; a marker is opened only
- * the first time it is seen, or again while it is empty).  Returns how
- * many ranks changed, or -1 when the folder cannot be read (ERR). */
+/* Reads the job folder once (one directory read for the rank markers and
+ * the step tasks' markers alike; a marker is opened only the first time it
+ * is seen, or again while it is empty).  A newer attempt's folder
+ * (<id>.<restart+1>) becomes the current one, the older is read a last
+ * time and kept.  Returns how many ranks changed, or -1 when the folder
+ * cannot be read (ERR). */
 int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		  double now, char *err, size_t size);
 
-/* Takes one squeue answer for the job.  START is when the wait began. */
+/* Takes one squeue answer for the job.  START is when the wait began.
+ * After a failed marker, the answer says whether the job is re-run:
+ * PENDING or REQUEUED* (and RUNNING once it was seen requeued) hold the
+ * failure until the next attempt's folder appears; COMPLETING, which a
+ * requeued job shows too before PENDING, is asked again; any other answer,
+ * an array job, or a job no longer listed make it the verdict. */
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		      const struct mad_wait_cfg *cfg, double start, double now);
 
@@ -104,6 +155,10 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 
 /* The ranks without a complete marker, folded ("1,3-5"), into BUF. */
 void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size);
+
+/* Attempt K of the job, 0 <= K <= j->npast (the last is the current one),
+ * into A; its pointers stay valid until the next scan. */
+void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait_attempt *a);
 
 /* ------------------------------------------------- the timing policy
  * When to read the folders, when to ask squeue, and when to stop: the
@@ -122,9 +177,13 @@ void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size);
  *   interval, never past the budget); failing for cfg->unknown_budget
  *   ends the wait with WAIT_UNKNOWN; an answer resets both;
  * - the deadline is cfg->timeout, else a day, which the jobs' time limits
- *   shorten to the latest end plus 600 s plus the grace (a pending job's
- *   clock starts when it is seen pending; an unlimited job keeps the day);
+ *   shorten to the latest end plus 600 s plus the grace (a job's clock
+ *   starts at the last answer that showed it pending, so a requeued
+ *   attempt gets its limit again; an unlimited job keeps the day);
  * - every undecided job goes into one squeue call per interval;
+ * - a failed marker is asked about at once (is the job requeued?), unless
+ *   --no-requeue, and again after min(interval, 5 s) while the job is
+ *   completing; when squeue cannot answer, the marker decides;
  * - a failed job ends the wait at once; otherwise it ends when every job
  *   is decided, with the worst exit code (the lowest non-zero). */
 enum mad_wait_action {

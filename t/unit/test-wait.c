@@ -19,6 +19,13 @@ static const struct mad_wait_cfg cfg = {
 	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
 };
 
+/* --no-requeue: the first failed marker decides, with no squeue asked */
+static const struct mad_wait_cfg strict = {
+	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
+	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+	.no_requeue = 1,
+};
+
 static void put(const char *name, const char *text)
 {
 	char path[4096];
@@ -38,6 +45,32 @@ static void mkjob(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", run_dir, name);
 	mkdir(path, 0755);
+}
+
+/* ------------------------------------------------- the timing policy */
+
+#define T0 1000.0
+
+static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j,
+				    int n, const struct mad_wait_cfg *c, double now)
+{
+	struct mad_wait_step s = mad_wait_next(t, j, n, c, now);
+
+	if (s.action == MAD_WAIT_SCAN) { /* as if the folders were read */
+		mad_wait_scanned(t, c, now);
+		s = mad_wait_next(t, j, n, c, now);
+	}
+	return s;
+}
+
+static void answer(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
+		   const struct mad_wait_cfg *c, const char *text, double now)
+{
+	struct mad_queue_entry e[4];
+	size_t k = mad_wait_queue_ids(j, n, e);
+
+	mad_queue_parse(text, strlen(text), e, k);
+	mad_wait_answered(t, j, n, e, c, now, 0.5);
 }
 
 TEST(marker_reader)
@@ -132,8 +165,8 @@ TEST(markers_decide)
 	mkjob("101");
 	put("101/expected", "2\n");
 	put("101/done_rank1", "3\nhost=n2\nerror=oom\n");
-	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_FAILED);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "rank 1 failed with exit status 3 on n2: oom") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -148,12 +181,12 @@ TEST(empty_and_garbage_markers)
 	put("102/expected", "2\n");
 	put("102/done_rank0", "");
 	put("102/done_rank1", "0\n");
-	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(j.rank[0].state == RANK_EMPTY && mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
-	mad_wait_scan(&j, &cfg, 4, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 4) == WAIT_PENDING);
-	mad_wait_scan(&j, &cfg, 6, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 6) == WAIT_FAILED);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(j.rank[0].state == RANK_EMPTY && mad_wait_decide(&j, &strict, 0) == WAIT_PENDING);
+	mad_wait_scan(&j, &strict, 4, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 4) == WAIT_PENDING);
+	mad_wait_scan(&j, &strict, 6, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 6) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "still empty") != NULL);
 	mad_wait_job_free(&j);
 
@@ -161,8 +194,8 @@ TEST(empty_and_garbage_markers)
 	mkjob("103");
 	put("103/expected", "1\n");
 	put("103/done_rank0", "Traceback (most recent call last):\n");
-	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_FAILED);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "is not an exit status") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -218,6 +251,204 @@ TEST(requeued_job_folder)
 	put("105.1/done_rank0", "0\n");
 	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
 	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 0) == WAIT_OK);
+	/* the first attempt is kept, read once more before moving on */
+	CHECK(j.npast == 1 && j.past[0].restart == 0 && j.past[0].nrank == 1);
+	CHECK(j.past[0].rank[0].state == RANK_FAILED && j.past[0].rank[0].status == 143);
+	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
+	mad_wait_job_free(&j);
+}
+
+/* An answer for job J alone. */
+static void answer1(struct mad_wait_job *j, const struct mad_wait_cfg *c, const char *text,
+		    double now)
+{
+	struct mad_queue_entry e = { .id = j->id };
+
+	mad_queue_parse(text, strlen(text), &e, 1);
+	mad_wait_observe(j, &e, c, 0, now);
+}
+
+TEST(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s;
+	char err[512];
+
+	mad_wait_job_init(&j, 106, run_dir);
+	mkjob("106");
+	put("106/expected", "1\n");
+	put("106/done_rank0", "143\nhost=n1\n");
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	/* the failure is asked about at once, long before the first guard call */
+	s = mad_wait_next(&t, &j, 1, &cfg, T0 + 0.1);
+	CHECK(s.action == MAD_WAIT_ASK && j.rerun == RERUN_ASK && j.verdict == WAIT_PENDING);
+	/* completing: a requeued job looks so first; asked again within 5 s */
+	answer(&t, &j, 1, &cfg, "106 COMPLETING UNLIMITED\n", T0 + 0.2);
+	CHECK(j.rerun == RERUN_UNSURE && t.next_queue == T0 + 5.2);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SLEEP);
+	answer(&t, &j, 1, &cfg, "106 PENDING UNLIMITED\n", T0 + 5.2);
+	CHECK(j.rerun == RERUN_YES);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SLEEP);
+	/* running again, the new folder not there yet: still held */
+	answer1(&j, &cfg, "106 RUNNING UNLIMITED\n", T0 + 2);
+	CHECK(j.rerun == RERUN_YES && mad_wait_decide(&j, &cfg, T0 + 2) == WAIT_PENDING);
+	mkjob("106.1");
+	put("106.1/expected", "1\n");
+	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));
+	CHECK(j.restart == 1 && j.rerun == RERUN_NONE && j.nfailed == 0);
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 3) == WAIT_PENDING);
+	put("106.1/done_rank0", "0\nhost=n2\n");
+	mad_wait_scan(&j, &cfg, T0 + 4, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 4) == WAIT_OK);
+	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
+	CHECK(j.npast == 1 && j.past[0].rank[0].status == 143);
+	mad_wait_job_free(&j);
+}
+
+TEST(requeue_the_final_attempt_decides_a_failure)
+{
+	struct mad_wait_job j;
+	char err[512];
+
+	mad_wait_job_init(&j, 107, run_dir);
+	mkjob("107");
+	put("107/expected", "1\n");
+	put("107/done_rank0", "143\n");
+	mkjob("107.1");
+	put("107.1/expected", "1\n");
+	put("107.1/done_rank0", "1\nhost=n2\n");
+	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING && j.rerun == RERUN_ASK);
+	answer1(&j, &cfg, "107 FAILED UNLIMITED\n", 1);
+	CHECK(j.rerun == RERUN_NO && mad_wait_decide(&j, &cfg, 1) == WAIT_FAILED);
+	CHECK_STR(j.reason, "attempt 2: rank 0 failed with exit status 1 on n2");
+	mad_wait_job_free(&j);
+}
+
+TEST(requeue_a_failure_stands_when_the_job_is_not_rerun)
+{
+	struct mad_wait_job j;
+	struct mad_wait_timing t;
+	char err[512];
+	/* each answer (then a second one) makes the failure the verdict */
+	const char *answers[][2] = {
+		{ "108 RUNNING 10\n", NULL },       /* running on (spur's other nodes) */
+		{ "108 FAILED 10\n", NULL },
+		{ "", NULL },                       /* no longer listed */
+		{ "108_0 PENDING 10\n", NULL },     /* an array: its tasks requeue one by one */
+		{ "108 COMPLETING 10\n", "108 FAILED 10\n" },
+		{ "108 REQUEUED 10\n", "108 CANCELLED 10\n" }, /* cancelled before it ran again */
+	};
+
+	mkjob("108");
+	put("108/expected", "1\n");
+	put("108/done_rank0", "2\n");
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		mad_wait_job_init(&j, 108, run_dir);
+		mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+		CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+		answer1(&j, &cfg, answers[i][0], 1);
+		if (answers[i][1]) {
+			CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+			answer1(&j, &cfg, answers[i][1], 2);
+		}
+		CHECK(mad_wait_decide(&j, &cfg, 2) == WAIT_FAILED);
+		mad_wait_job_free(&j);
+	}
+	/* --no-requeue: at once, nothing asked */
+	mad_wait_job_init(&j, 108, run_dir);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED && j.rerun == RERUN_NONE);
+	mad_wait_job_free(&j);
+	/* squeue cannot be asked: the marker decides */
+	mad_wait_job_init(&j, 108, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_ASK);
+	mad_wait_unanswered(&t, &j, 1, &cfg, T0, "no controller");
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).code == WAIT_FAILED);
+	mad_wait_job_free(&j);
+}
+
+TEST(requeue_forever_hits_the_timeout)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+	char err[512];
+
+	c.timeout = 100;
+	mad_wait_job_init(&j, 109, run_dir);
+	mkjob("109");
+	put("109/expected", "1\n");
+	put("109/done_rank0", "143\n");
+	mad_wait_timing_init(&t, &c, T0);
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &c, T0);
+	mad_wait_next(&t, &j, 1, &c, T0);
+	answer(&t, &j, 1, &c, "109 PENDING 10\n", T0 + 1);
+	s = next_at(&t, &j, 1, &c, T0 + 100);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT);
+	CHECK(strstr(j.reason, "still being re-run after a failed marker (state PENDING)") != NULL);
+	mad_wait_job_free(&j);
+}
+
+TEST(step_tasks_name_the_failed_node_and_never_change_the_verdict)
+{
+	struct mad_wait_job j;
+	char err[512], name[64];
+
+	mad_step_marker_name(name, sizeof(name), 12, 1023);
+	CHECK_STR(name, "step12_rank1023");
+	mad_wait_job_init(&j, 110, run_dir);
+	mkjob("110");
+	put("110/expected", "1\n");
+	for (int r = 0; r < 8; r++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "110/step0_rank%d", r);
+		put(path, r == 5 ? "3\nhost=n3\n" : r == 6 ? "139\nhost=n4\ntime=9\n" : "0\n");
+	}
+	put("110/step1_rank0", "");           /* mid-write */
+	put("110/step01_rank0", "1\n");       /* not a marker name */
+	put("110/step0_rank", "1\n");
+	put("110/step_rank1", "1\n");
+	put("110/step0_rank07", "1\n");
+	CHECK(mad_wait_scan(&j, &cfg, 0, err, sizeof(err)) == 0);
+	CHECK(j.ntask == 9 && j.ntask_failed == 2);
+	CHECK(j.task[0].step == 0 && j.task[0].task == 0 && j.task[8].step == 1);
+	CHECK(j.task[6].status == 139 && j.task[6].time == 9);
+	CHECK_STR(j.task[5].host, "n3");
+	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+	put("110/done_rank0", "0\n");
+	put("110/step1_rank0", "0\n");
+	CHECK(mad_wait_scan(&j, &cfg, 1, err, sizeof(err)) == 1);
+	CHECK(j.task[8].state == RANK_DONE && j.ntask == 9);
+	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	CHECK_STR(j.reason, "rank 0 exited 0; step 0 task 5 on n3 exited 3; "
+			    "step 0 task 6 on n4 exited 139 (signal 11, Segmentation fault)");
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_a_requeued_job_gets_its_time_limit_again)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+
+	mad_wait_job_init(&j, 111, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 10);
+	CHECK(t.deadline == T0 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 500);   /* requeued */
+	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520);   /* its clock: from 500 */
+	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
 	mad_wait_job_free(&j);
 }
 
@@ -257,32 +488,6 @@ TEST(follow_names)
 	CHECK_STR(out, "log-7-0-%.txt");
 	CHECK(mad_follow_name("x-%t", 7, 0, out, sizeof(out), err, sizeof(err)) == -1);
 	CHECK(mad_follow_per_rank("a-%a") && !mad_follow_per_rank("a-%j") && !mad_follow_per_rank("a%%a"));
-}
-
-/* ------------------------------------------------- the timing policy */
-
-#define T0 1000.0
-
-static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j,
-				    int n, const struct mad_wait_cfg *c, double now)
-{
-	struct mad_wait_step s = mad_wait_next(t, j, n, c, now);
-
-	if (s.action == MAD_WAIT_SCAN) { /* as if the folders were read */
-		mad_wait_scanned(t, c, now);
-		s = mad_wait_next(t, j, n, c, now);
-	}
-	return s;
-}
-
-static void answer(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
-		   const struct mad_wait_cfg *c, const char *text, double now)
-{
-	struct mad_queue_entry e[4];
-	size_t k = mad_wait_queue_ids(j, n, e);
-
-	mad_queue_parse(text, strlen(text), e, k);
-	mad_wait_answered(t, j, n, e, c, now, 0.5);
 }
 
 TEST(policy_reads_markers_each_period_and_at_once_when_woken)
@@ -522,6 +727,12 @@ int main(void)
 	RUN(empty_and_garbage_markers);
 	RUN(liveness_rules);
 	RUN(requeued_job_folder);
+	RUN(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait);
+	RUN(requeue_the_final_attempt_decides_a_failure);
+	RUN(requeue_a_failure_stands_when_the_job_is_not_rerun);
+	RUN(requeue_forever_hits_the_timeout);
+	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
+	RUN(policy_a_requeued_job_gets_its_time_limit_again);
 	RUN(plugstack_lines);
 	RUN(follow_names);
 	RUN(policy_reads_markers_each_period_and_at_once_when_woken);

@@ -11,6 +11,10 @@ size_t mad_marker_format(char *buf, size_t size, int status, long rank,
 			 const char *host, long job_id, const char *error);
 /* done_rank<RANK> into NAME. */
 void mad_marker_name(char *name, size_t size, long rank);
+/* step<STEP>_rank<RANK> into NAME: the marker of one task of an srun step
+ * in nodes fan-out, written by the plugin's task_exit (SPEC §8).  Safe in
+ * a forked child, as mad_marker_name(). */
+void mad_step_marker_name(char *name, size_t size, long step, long rank);
 /* Writes the marker (once; an existing one is kept).  Safe in a forked
  * child: system calls only.  0 or -errno. */
 int mad_marker_write(const char *job_dir, long rank, const char *content,

@@ -16,8 +16,8 @@
 #include "contract.h"
 #include "marker.h"
 #include "options.h"
-#include "plugstack.h"
-#include "queue.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 #include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
@@ -195,7 +195,8 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "the job cannot run: %s (MAD_ERROR)", why);
 		return fail(err);
 	}
-	mad_site_args(&site, "mad-env", &site_ac, &site_av);
+	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
+		fprintf(stderr, "mad-env: warning: %s\n", err);
 	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
 			      site_av, err, sizeof(err));
 	if (rc)

@@ -9,7 +9,7 @@
 #include "marker.h"
 #include "rendezvous.h"
 #include "options.h"
-#include "plugstack.h"
+#include "wait/plugstack.h"
 #include "version.h"
 
 #include <stdio.h>
@@ -46,7 +46,8 @@ int main(int argc, char **argv)
 			argc >= 2 ? argv[1] : "");
 		return EXIT_USAGE;
 	}
-	mad_site_args(&site, "mad-mark", &site_ac, &site_av);
+	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
+		fprintf(stderr, "mad-mark: warning: %s\n", err);
 	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
 			      site_av, err, sizeof(err));
 	if (rc) {

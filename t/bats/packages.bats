@@ -87,19 +87,20 @@ rpm_cat() { rpm2archive - <"$MAD_RPM" | tar -xzO ".$1"; }
 
 @test "the .rpm holds the same files as the .deb, EL's paths for Debian's" {
 	# Debian's plugin folder is EL's %{_libdir}/slurm; each package has its own
-	# documentation files (and the .deb lintian's overrides); rpmbuild adds
+	# documentation and license files (and the .deb lintian's overrides); rpmbuild adds
 	# build-id links of the ELF files, and
 	# compresses man pages only where its configuration says so (EL does,
 	# Debian's rpm does not).
 	run diff <(deb_files | grep -vE '^/usr/share/(doc|lintian)/' |
 		sed -e "s|^$deb_plugindir/|/usr/lib64/slurm/|" -e 's|^\(/usr/share/man/.*\)\.gz$|\1|') \
-		<(rpm_files | grep -vE '^/usr/share/doc/|^/usr/lib/\.build-id/' |
+		<(rpm_files | grep -vE '^/usr/share/(doc|licenses)/|^/usr/lib/\.build-id/' |
 			sed 's|^\(/usr/share/man/.*\)\.gz$|\1|')
 	echo "$output"
 	assert_success
 	# %doc: the docdir is versioned where rpm's configuration says so
 	run rpm_files
 	assert_line --regexp '^/usr/share/doc/mad-spank(-[0-9.]+)?/README\.md$'
+	assert_line --regexp '^/usr/share/(licenses|doc)/mad-spank(-[0-9.]+)?/LICENSE$'
 }
 
 @test "the .rpm requires SLURM's major.minor it was built for, and marks /etc files as the admin's" {

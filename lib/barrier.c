@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BARRIER_LIST_MAX 20
@@ -180,12 +179,7 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
 		waited = mad_monotonic() - start;
 		if (waited >= (double)timeout)
 			break;
-		{
-			double left = (double)timeout - waited, d = delay < left ? delay : left;
-			struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
-
-			nanosleep(&ts, NULL);
-		}
+		mad_sleep(delay < (double)timeout - waited ? delay : (double)timeout - waited);
 		/* fast while the array starts together, then one listing a second */
 		delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
 	}

@@ -37,13 +37,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def slurm_node():
-    """This task's node rank and the node count, as SLURM says them."""
+    """This task's node rank and the node count, as SLURM (or spur) says them."""
     env = os.environ
     if env.get("SLURM_STEP_ID") is not None and env.get("SLURM_ARRAY_TASK_ID") is None:
         return int(env["SLURM_NODEID"]), int(env["SLURM_STEP_NUM_NODES"])
     if env.get("SLURM_ARRAY_TASK_ID") is not None:
+        # spur sets no SLURM_ARRAY_TASK_COUNT (t/spur/lib.sh, spur_launch_env): there the
+        # count is the one the job asked for (MAD_NNODES, the template's option)
         return (int(env["SLURM_ARRAY_TASK_ID"]) - int(env.get("SLURM_ARRAY_TASK_MIN", "0")),
-                int(env["SLURM_ARRAY_TASK_COUNT"]))
+                int(env.get("SLURM_ARRAY_TASK_COUNT", env.get("MAD_NNODES", "0"))))
     return int(env.get("SLURM_NODEID", "0")), int(env.get("SLURM_NNODES", "1"))
 
 

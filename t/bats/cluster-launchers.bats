@@ -162,6 +162,15 @@ assert_standin_nodes() { # launcher n files...
 	done
 }
 
+@test "launchers: the Ray worker stand-in fails when no head listens (the vLLM test can catch a race)" {
+	local out=$MAD_CLUSTER_SHARED/launch-$BATS_TEST_NUMBER.out addr=${MAD_CLUSTER_NODE_ADDRS%% *}
+	run "$AS_USER" timeout 60 sbatch --wait --time=1 --nodes=2 --output="$out" \
+		--wrap "srun --ntasks-per-node=1 ./standin/ray start --address=$addr:28999 --block"
+	assert_failure
+	cat "$out"
+	grep -q "standin ray: worker on node rank [01]: the head at $addr:28999 is not up" "$out"
+}
+
 # An array of 4 tasks of one node, each running mad-env --barrier after DELAY seconds
 # (a bash expression of SLURM_ARRAY_TASK_ID), with --mad-timeout=TIMEOUT.
 submit_barrier() { # timeout delay-expression

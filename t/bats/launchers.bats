@@ -3,7 +3,7 @@
 # scheduler and fan-out to a script that bash parses and shellcheck passes,
 # shares its head and body with templates/job.sh.j2 word for word, carries
 # no rank or address logic (every value from the contract), hands each
-# launcher exactly the flags notes/launchers.md names, and is installed and
+# launcher exactly the flags its interface names (man 8 mad), and is installed and
 # documented.  The jobs themselves: t/bats/cluster-launchers.bats.
 # shellcheck disable=SC2016,SC1003 # literal $VARS and backslashes are the test data
 

@@ -15,9 +15,7 @@ setup_file() {
 	use_cluster
 	use_plugin launchers-run
 	copy_torch_helpers
-	rm -rf "$MAD_CLUSTER_SHARED/standin"
-	cp -r "$BATS_TEST_DIRNAME/../helpers/standin" "$MAD_CLUSTER_SHARED/standin"
-	chmod -R a+rX "$MAD_CLUSTER_SHARED/standin"
+	copy_standins
 }
 
 teardown_file() {

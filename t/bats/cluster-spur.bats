@@ -463,9 +463,7 @@ submit() {
 spur_launcher() { # name fanout nnodes command-word
 	local job=spur-launch-$BATS_TEST_NUMBER-$1-$2
 	printf '{"command": ["%s"]}\n' "$4" >"$MAD_CLUSTER_SHARED/$job.json"
-	rm -rf "$MAD_CLUSTER_SHARED/standin"
-	cp -r "$BATS_TEST_DIRNAME/../helpers/standin" "$MAD_CLUSTER_SHARED/standin"
-	chmod -R a+rX "$MAD_CLUSTER_SHARED/standin"
+	copy_standins
 	mad-render -c "$BATS_TEST_DIRNAME/../../templates/launchers/example.yaml" -D scheduler=spur \
 		-D "fanout=$2" -D "nnodes=$3" -D nproc_per_node=2 -D model=m -D "job_name=$job" \
 		-D "log_dir=$MAD_CLUSTER_SHARED" -D "run_dir=$run_dir" -D time=00:02:00 \

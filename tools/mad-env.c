@@ -11,9 +11,10 @@
  * empty MASTER_ADDR. */
 #include "config.h"
 
-#include "check.h"
 #include "clock.h"
 #include "contract.h"
+#include "job/check.h"
+#include "job/job.h"
 #include "marker.h"
 #include "options.h"
 #include "plugstack.h"

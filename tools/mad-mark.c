@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "contract.h"
+#include "job/job.h"
 #include "marker.h"
 #include "rendezvous.h"
 #include "options.h"

@@ -1,6 +1,6 @@
 /* Unit tests for the pre-launch check (lib/check): ranks as threads on
  * 127.0.0.1, each with its own values and the same deadline. */
-#include "check.h"
+#include "job/check.h"
 #include "clock.h"
 #include "unit.h"
 

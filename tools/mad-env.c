@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "clock.h"
+#include "common.h"
 #include "contract.h"
 #include "job/check.h"
 #include "job/job.h"
@@ -22,7 +23,6 @@
 #include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
-#include "version.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -30,8 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define EXIT_USAGE 64
 
 static const char usage_text[] =
 	"Usage: eval \"$(mad-env)\"  |  mad-env --explain | --json | --check[=SECONDS]\n"
@@ -49,13 +47,6 @@ static const char usage_text[] =
 	"  -h, --help      this help;  -V, --version\n"
 	"\n"
 	"On failure: the reason on stderr, \"exit 1\" on stdout (stops an eval), exit 1.\n";
-
-static int fail(const char *msg)
-{
-	fprintf(stderr, "mad-env: %s\n", msg);
-	puts("exit 1");
-	return 1;
-}
 
 struct out {
 	int mode;               /* 0 exports, 1 explain, 2 json */
@@ -104,30 +95,28 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
 	char err[2048];
 	int rc;
 
-	if (limit < 1 || limit > 3600) {
-		fprintf(stderr, "mad-env: --check=%s: not a number of seconds from 1 to 3600\n", seconds);
-		return EXIT_USAGE;
-	}
+	if (limit < 1 || limit > 3600)
+		return usage_error("--check=%s: not a number of seconds from 1 to 3600", seconds);
 	/* rank 0 holds a connection per rank until the verdict: up to the hard limit */
 	if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
 		fds.rlim_cur = fds.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &fds);
 	}
 	if (mad_check_values_from(&v, opts, c, mad_process_getenv, NULL, err, sizeof(err))) {
-		fprintf(stderr, "mad-env: --check: %s\n", err);
-		return 1;
+		tool_error("--check: %s", err);
+		return MAD_EXIT_FAIL;
 	}
 	rc = mad_check_run(&v, start + (double)limit, &table, err, sizeof(err));
 	if (table.len)
 		fputs(sb_cstr(&table), stderr);
 	if (rc)
-		fprintf(stderr, "mad-env: --check: %s\n", err);
+		tool_error("--check: %s", err);
 	else if (v.rank == 0)
 		printf("mad-env: check ok: %ld ranks agree on WORLD_SIZE=%ld NNODES=%ld MASTER_ADDR=%s MASTER_PORT=%ld and reached rank 0 in %.2f s\n",
 		       v.world_size, v.world_size, v.nnodes, v.master_addr, v.master_port,
 		       mad_monotonic() - start);
 	sb_free(&table);
-	return rc ? 1 : 0;
+	return rc ? MAD_EXIT_FAIL : MAD_EXIT_OK;
 }
 
 /* --explain in a job that asked for a model where mad.so did not run (it
@@ -171,60 +160,54 @@ int main(int argc, char **argv)
 	struct mad_contract c;
 	char err[2048];
 	const char *why, *check_seconds = NULL;
-	int ch, rc, check = 0;
+	int ch, check = 0;
 
-	while ((ch = getopt_long(argc, argv, "ejc::hV", longopts, NULL)) != -1) {
+	mad_prog_init(argv[0], "mad-env");
+	mad_fail_stdout = "exit 1\n";
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ejc::hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': check = 1; check_seconds = optarg; break;
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		case 'V': fputs(MAD_VERSION_TEXT("mad-env"), stdout); return 0;
-		default:
-			fprintf(stderr, "Try 'mad-env --help' for more information.\n");
-			puts("exit 1");
-			return EXIT_USAGE;
+		case 'h': print_help(usage_text);
+		case 'V': print_version();
+		default: return usage_bad_option(ch, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "mad-env: unexpected argument '%s'\n", argv[optind]);
-		puts("exit 1");
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
 	why = getenv("MAD_ERROR");
-	if (why && *why) {
-		snprintf(err, sizeof(err), "the job cannot run: %s (MAD_ERROR)", why);
-		return fail(err);
-	}
+	if (why && *why)
+		die("the job cannot run: %s (MAD_ERROR)", why);
 	mad_site_args(&site, "mad-env", &site_ac, &site_av);
-	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
-			      site_av, err, sizeof(err));
-	if (rc)
-		return fail(err);
+	if (mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
+			     site_av, err, sizeof(err)))
+		die("%s", err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
-		return fail(err);
+		die("%s", err);
 	/* the check binds MASTER_PORT itself, on the rank its environment names */
 	if (check)
 		return run_check(&opts, &c, check_seconds);
 	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
-		return fail(err);
+		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
 	if (out.mode == 0 && *c.job_dir &&
 	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
 	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))))
-		return fail(err);
+		die("%s", err);
 	if (out.mode == 2)
 		out.json = cJSON_CreateObject();
 	if ((out.mode == 2 && !out.json) ||
 	    mad_contract_export(&opts, &c, "mad-env", emit, &out))
-		return fail("out of memory, or a value no shell word can hold");
+		die("out of memory, or a value no shell word can hold");
 	if (out.mode == 1 && *opts.value[OPT_MODEL])
 		explain_plugin_absent(&out.text, &site, site_av != NULL, c.scheduler);
 	if (out.mode == 2) {
 		char *text = cJSON_Print(out.json);
 
 		if (!text)
-			return fail("out of memory");
+			die("out of memory");
 		puts(text);
 		free(text);
 		cJSON_Delete(out.json);
@@ -232,9 +215,5 @@ int main(int argc, char **argv)
 		fputs(out.text.buf, stdout);
 	}
 	sb_free(&out.text);
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "mad-env: write error\n");
-		return 1;
-	}
-	return 0;
+	return finish_output() ? MAD_EXIT_FAIL : MAD_EXIT_OK;
 }

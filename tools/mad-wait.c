@@ -5,11 +5,11 @@
 #include "config.h"
 
 #include "clock.h"
+#include "common.h"
 #include "follow.h"
 #include "plugstack.h"
 #include "queue.h"
 #include "wait.h"
-#include "version.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,7 +17,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,19 +97,6 @@ static double parse_duration(const char *s)
 	return v >= 0 && v <= 365 * DAY ? v : -1;
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mad-wait: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'mad-wait --help'.\n");
-	return WAIT_USAGE;
-}
-
 static int duration_opt(const char *name, const char *arg, double *out, int zero_ok)
 {
 	double v = parse_duration(arg);
@@ -142,6 +128,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 	int opt, rc = 0;
 	char *end;
 
+	mad_prog_init(argv[0], "mad-wait");
 	c->timeout = -1;
 	c->interval = 30;
 	c->unknown_budget = 300;
@@ -176,12 +163,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case 'j': c->json = 1; break;
 		case 'q': c->quiet = 1; break;
-		case 'h': fputs(usage, stdout); exit(0);
-		case 'V': fputs(MAD_VERSION_TEXT("mad-wait"), stdout); exit(0);
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		case 'h': print_help(usage);
+		case 'V': print_version();
+		default: return usage_bad_option(opt, argv);
 		}
 	}
 	if (!rc && optind >= argc)

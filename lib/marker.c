@@ -9,11 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 size_t mad_marker_format(char *buf, size_t size, int status, long rank,
-			 const char *host, long job_id, const char *error)
+			 long job_id, const char *error)
 {
-	int n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s",
+	char host[256] = "";
+	int n;
+
+	gethostname(host, sizeof(host) - 1);
+	n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s",
 			 status, rank, host, job_id, (long)time(NULL),
 			 error ? "error=" : "", error ? error : "", error ? "\n" : "");
 
@@ -41,7 +46,28 @@ int mad_marker_write(const char *job_dir, long rank, const char *content,
 	return mad_write_file(job_dir, name, content, len, 0);
 }
 
-int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
+int mad_marker_leave(const char *job_dir, long rank, long job_id, int status,
+		     const char *error, char *err, size_t size)
+{
+	char content[2048];
+	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error);
+	int rc;
+
+	if (!len) {
+		snprintf(err, size, "cannot write the marker of rank %ld in '%s': too long",
+			 rank, job_dir);
+		return -1;
+	}
+	rc = mad_marker_write(job_dir, rank, content, len);
+	if (rc) {
+		snprintf(err, size, "cannot write the marker of rank %ld in '%s': %s", rank,
+			 job_dir, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int expected_write(const char *job_dir, long count, char *err, size_t size)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%ld\n", count), rc;
@@ -52,6 +78,14 @@ int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
 		return -1;
 	}
 	return 0;
+}
+
+int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count,
+		       char *err, size_t size)
+{
+	if (mad_job_dir_make(run_dir, job_dir, err, size))
+		return -1;
+	return expected_write(job_dir, count, err, size);
 }
 
 int mad_marker_parse(const char *text, size_t len, long *status, long *time,

@@ -259,15 +259,9 @@ static int rendezvous(spank_t sp, const struct mad_options *o,
 static void mark_failure(const struct mad_contract *c, const struct mad_facts *f,
 			 const char *why)
 {
-	char content[2048], host[256] = "";
-
 	if (!*c->job_dir || !f->batch_step || f->host_lacks_options)
 		return; /* on spur we are root in spurd: no file, mad-mark does it */
-	gethostname(host, sizeof(host) - 1);
-	size_t len = mad_marker_format(content, sizeof(content), 1, c->rank, host,
-				       c->collect_job_id, why);
-	if (len)
-		mad_marker_write(c->job_dir, c->rank, content, len);
+	mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
 }
 
 /* The task cannot have a correct contract: it must not run (review #4:
@@ -319,8 +313,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return fail_task(sp, err);
 	}
 	if (*c.job_dir && f.batch_step && !f.host_lacks_options &&
-	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
-	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))) {
+	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err))) {
 		mad_error("%s", err);
 		return fail_task(sp, err);
 	}
@@ -375,7 +368,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct mad_options o;
 	struct mad_facts f;
 	struct mad_contract c;
-	char err[ERR_MAX], nodelist[65536], content[1024], host[256] = "";
+	char err[ERR_MAX], nodelist[65536], content[1024];
 	int wstatus, status;
 	size_t len;
 
@@ -390,9 +383,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return 0;
 	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
-	gethostname(host, sizeof(host) - 1);
-	len = mad_marker_format(content, sizeof(content), status, c.rank, host,
-				c.collect_job_id, NULL);
+	len = mad_marker_format(content, sizeof(content), status, c.rank, c.collect_job_id,
+				NULL);
 	if (len)
 		write_marker_as_user(sp, &c, content, len);
 	return 0;

@@ -20,7 +20,6 @@
 #include "options.h"
 #include "plugstack.h"
 #include "queue.h"
-#include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
 
@@ -193,8 +192,7 @@ int main(int argc, char **argv)
 		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
 	if (out.mode == 0 && *c.job_dir &&
-	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
-	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))))
+	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)))
 		die("%s", err);
 	if (out.mode == 2)
 		out.json = cJSON_CreateObject();

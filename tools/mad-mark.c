@@ -9,13 +9,11 @@
 #include "contract.h"
 #include "job/job.h"
 #include "marker.h"
-#include "rendezvous.h"
 #include "options.h"
 #include "plugstack.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -26,9 +24,8 @@ int main(int argc, char **argv)
 	int site_ac;
 	struct mad_facts facts;
 	struct mad_contract c;
-	char err[2048], content[2048], host[256] = "";
+	char err[2048];
 	long status;
-	size_t len;
 	int rc;
 
 	mad_prog_init(argv[0], "mad-mark");
@@ -47,15 +44,9 @@ int main(int argc, char **argv)
 		die("%s", err);
 	if (!*c.job_dir)
 		return usage_error("no run folder: set --mad-run-dir or MAD_RUN_DIR (or run-dir= on the plugin's plugstack.conf line) to a folder all nodes share");
-	if (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
-	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))
+	if (mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)) ||
+	    mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
+			     sizeof(err)))
 		die("%s", err);
-	gethostname(host, sizeof(host) - 1);
-	len = mad_marker_format(content, sizeof(content), (int)status, c.rank, host,
-				c.collect_job_id, NULL);
-	rc = len ? mad_marker_write(c.job_dir, c.rank, content, len) : -1;
-	if (rc)
-		die("cannot write the marker of rank %ld in '%s': %s", c.rank, c.job_dir,
-		    rc < 0 ? strerror(-rc) : "too long");
 	return MAD_EXIT_OK;
 }

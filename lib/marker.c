@@ -1,5 +1,6 @@
 /* marker.c: see marker.h. */
 #include "marker.h"
+#include "error.h"
 #include "rendezvous.h"
 #include "strbuf.h"
 
@@ -38,12 +39,12 @@ void mad_marker_name(char *name, size_t size, long rank)
 }
 
 int mad_marker_write(const char *job_dir, long rank, const char *content,
-		     size_t len)
+		     size_t len, char *err, size_t size)
 {
 	char name[32];
 
 	mad_marker_name(name, sizeof(name), rank);
-	return mad_write_file(job_dir, name, content, len, 0);
+	return mad_write_file(job_dir, name, content, len, 0, err, size);
 }
 
 int mad_marker_leave(const char *job_dir, long rank, long job_id, int status,
@@ -51,33 +52,19 @@ int mad_marker_leave(const char *job_dir, long rank, long job_id, int status,
 {
 	char content[2048];
 	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error);
-	int rc;
 
-	if (!len) {
-		snprintf(err, size, "cannot write the marker of rank %ld in '%s': too long",
-			 rank, job_dir);
-		return -1;
-	}
-	rc = mad_marker_write(job_dir, rank, content, len);
-	if (rc) {
-		snprintf(err, size, "cannot write the marker of rank %ld in '%s': %s", rank,
-			 job_dir, strerror(-rc));
-		return -1;
-	}
-	return 0;
+	if (!len)
+		return mad_error(err, size, "cannot write the marker of rank %ld in '%s': too long",
+				 rank, job_dir);
+	return mad_marker_write(job_dir, rank, content, len, err, size);
 }
 
 static int expected_write(const char *job_dir, long count, char *err, size_t size)
 {
 	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%ld\n", count), rc;
+	int n = snprintf(buf, sizeof(buf), "%ld\n", count);
 
-	rc = mad_write_file(job_dir, "expected", buf, (size_t)n, 0);
-	if (rc) {
-		snprintf(err, size, "cannot write '%s/expected': %s", job_dir, strerror(-rc));
-		return -1;
-	}
-	return 0;
+	return mad_write_file(job_dir, "expected", buf, (size_t)n, 0, err, size);
 }
 
 int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count,

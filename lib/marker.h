@@ -14,10 +14,10 @@ size_t mad_marker_format(char *buf, size_t size, int status, long rank,
 			 long job_id, const char *error);
 /* done_rank<RANK> into NAME. */
 void mad_marker_name(char *name, size_t size, long rank);
-/* Writes the marker (once; an existing one is kept).  Safe in a forked
- * child: system calls only.  0 or -errno. */
+/* Writes the marker (once; an existing one is kept): 0, or -1 with ERR.
+ * With ERR NULL, safe in a forked child: system calls only. */
 int mad_marker_write(const char *job_dir, long rank, const char *content,
-		     size_t len);
+		     size_t len, char *err, size_t size);
 /* Formats and writes the marker of RANK in JOB_DIR (mad_marker_format,
  * mad_marker_write), as whoever calls: the job's user.  0, or -1 with ERR. */
 int mad_marker_leave(const char *job_dir, long rank, long job_id, int status,

@@ -1,5 +1,6 @@
 /* options.c: see options.h. */
 #include "options.h"
+#include "error.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -129,21 +130,6 @@ static int parse_range(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-/* Shows VALUE in a message: at most 64 bytes, control bytes as '?'. */
-static void shown(char *out, size_t size, const char *value)
-{
-	size_t i;
-
-	for (i = 0; value[i] && i + 4 < size && i < 64; i++)
-		out[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ?
-			 '?' : value[i];
-	if (value[i] && i + 4 < size) {
-		memcpy(out + i, "...", 3);
-		i += 3;
-	}
-	out[i] = '\0';
-}
-
 static int is_name_char(char c, const char *extra)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -152,12 +138,12 @@ static int is_name_char(char c, const char *extra)
 
 int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 {
-	char v[80];
+	char v[MAD_PRINTABLE_SIZE];
 	const char *why = NULL;
 	long n;
 	size_t i, len = strlen(value);
 
-	shown(v, sizeof(v), value);
+	mad_printable(v, sizeof(v), value, len);
 	switch (opt) {
 	case OPT_MODEL:
 		if (len == 0 || len > 64 || !is_name_char(value[0], ""))
@@ -218,8 +204,7 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 	}
 	if (!why)
 		return 0;
-	snprintf(err, size, "%s: '%s' %s", mad_opt_flag(opt), v, why);
-	return -1;
+	return mad_error(err, size, "%s: '%s' %s", mad_opt_flag(opt), v, why);
 }
 
 /* Splits "key=value"; -1 when there is no '='. */
@@ -236,13 +221,12 @@ static int split_arg(const char *arg, size_t *keylen, const char **value)
 
 static int plugstack_known(char *err, size_t size, const char *arg)
 {
-	char v[80];
+	char v[MAD_PRINTABLE_SIZE];
 
-	shown(v, sizeof(v), arg);
-	snprintf(err, size,
-		 "plugstack.conf: unknown argument '%s' (known: model, scheduler, fanout, nnodes, master-port, iface, addr-suffix, nproc-per-node, run-dir, timeout, as key=value)",
-		 v);
-	return -1;
+	mad_printable(v, sizeof(v), arg, strlen(arg));
+	return mad_error(err, size,
+			 "plugstack.conf: unknown argument '%s' (known: model, scheduler, fanout, nnodes, master-port, iface, addr-suffix, nproc-per-node, run-dir, timeout, as key=value)",
+			 v);
 }
 
 int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
@@ -256,10 +240,8 @@ int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
 		if (split_arg(av[i], &keylen, &value) ||
 		    (opt = mad_opt_by_name(av[i], keylen)) < 0)
 			return plugstack_known(err, size, av[i]);
-		if (mad_opt_check((enum mad_opt)opt, value, sub, sizeof(sub))) {
-			snprintf(err, size, "plugstack.conf: %s", sub);
-			return -1;
-		}
+		if (mad_opt_check((enum mad_opt)opt, value, sub, sizeof(sub)))
+			return mad_error(err, size, "plugstack.conf: %s", sub);
 	}
 	return 0;
 }
@@ -271,20 +253,17 @@ static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
 	char name[64];
 
 	if (mad_opt_check(opt, value, sub, sizeof(sub))) {
-		if (src == SRC_CLI) {
-			snprintf(err, size, "%s", sub);
-		} else {
-			if (src == SRC_SPANK_ENV)
-				mad_opt_spank_env_name(opt, name, sizeof(name));
-			else if (src == SRC_ENV)
-				mad_opt_env_name(opt, name, sizeof(name));
-			else if (src == SRC_USER)
-				snprintf(name, sizeof(name), "MASTER_PORT in the submit environment");
-			else
-				snprintf(name, sizeof(name), "plugstack.conf");
-			snprintf(err, size, "%s (from %s)", sub, name);
-		}
-		return -1;
+		if (src == SRC_CLI)
+			return mad_error(err, size, "%s", sub);
+		if (src == SRC_SPANK_ENV)
+			mad_opt_spank_env_name(opt, name, sizeof(name));
+		else if (src == SRC_ENV)
+			mad_opt_env_name(opt, name, sizeof(name));
+		else if (src == SRC_USER)
+			snprintf(name, sizeof(name), "MASTER_PORT in the submit environment");
+		else
+			snprintf(name, sizeof(name), "plugstack.conf");
+		return mad_error(err, size, "%s (from %s)", sub, name);
 	}
 	snprintf(opts->value[opt], MAD_VALUE_MAX, "%s", value);
 	opts->source[opt] = src;
@@ -319,11 +298,9 @@ static int from_env(struct mad_options *opts, enum mad_opt opt,
 	char buf[MAD_VALUE_MAX];
 	int rc = getenv_fn(ctx, name, buf, sizeof(buf));
 
-	if (rc < 0) {
-		snprintf(err, size, "%s: the value of %s is too long",
-			 mad_opt_flag(opt), name);
-		return -1;
-	}
+	if (rc < 0)
+		return mad_error(err, size, "%s: the value of %s is too long",
+				 mad_opt_flag(opt), name);
 	if (rc == 0)
 		return 0;
 	return take(opts, opt, buf, src, err, size) ? -1 : 1;

@@ -351,7 +351,7 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 			_exit(125);
 		if (mkdir(c->job_dir, 0755) && errno != EEXIST)
 			_exit(126);
-		_exit(mad_marker_write(c->job_dir, c->rank, content, len) ? 127 : 0);
+		_exit(mad_marker_write(c->job_dir, c->rank, content, len, NULL, 0) ? 127 : 0);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

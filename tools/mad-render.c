@@ -61,16 +61,16 @@ static int slurp(const char *path, char **buf, size_t *len)
 static int write_atomic(const char *path, const char *data, size_t len)
 {
 	const char *slash = strrchr(path, '/');
-	char dir[4096];
+	char dir[4096], err[4400];
 	int rc;
 
 	if (slash)
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 1);
+	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 1, err, sizeof(err));
 	if (rc)
-		tool_error("cannot write '%s': %s", path, strerror(-rc));
+		tool_error("%s", err);
 	return rc;
 }
 

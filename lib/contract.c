@@ -16,11 +16,6 @@ static int given(const struct mad_options *o, enum mad_opt opt)
 	return o->source[opt] != SRC_DEFAULT && o->source[opt] != SRC_NONE;
 }
 
-static int explicit(const struct mad_options *o, enum mad_opt opt)
-{
-	return given(o, opt) && strcmp(o->value[opt], "auto") != 0;
-}
-
 static void this_host(char *out, size_t size)
 {
 	if (gethostname(out, size - 1))
@@ -94,7 +89,7 @@ static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
 	if (c->rank >= c->nnodes)
 		return mad_error(err, size, "node rank %ld is not below the node count %ld", c->rank, c->nnodes);
 	/* SLURM runs the batch script on the first node only; spur on all. */
-	c->markers_expected = strcmp(c->scheduler, "spur") == 0 ? c->nnodes : 1;
+	c->markers_expected = c->scheduler == MAD_SCHED_SPUR ? c->nnodes : 1;
 	/* Every task of an srun step knows its global id: tasks per node
 	 * may differ between nodes. */
 	if (!f->batch_step && f->task_id != MAD_NONE && f->ntasks > 0) {
@@ -215,21 +210,22 @@ int mad_contract_compute(const struct mad_options *o,
 {
 	memset(c, 0, sizeof(*c));
 	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
-	if (explicit(o, OPT_SCHEDULER))
-		c->scheduler = strcmp(o->value[OPT_SCHEDULER], "spur") ? "slurm" : "spur";
+	if (o->scheduler != MAD_SCHED_AUTO)
+		c->scheduler = o->scheduler;
 	else
-		c->scheduler = f->host_lacks_options || f->has_spur_job_id ? "spur" : "slurm";
-	if (explicit(o, OPT_FANOUT))
-		c->fanout = strcmp(o->value[OPT_FANOUT], "array") ? "nodes" : "array";
+		c->scheduler = f->host_lacks_options || f->has_spur_job_id ? MAD_SCHED_SPUR :
+			       MAD_SCHED_SLURM;
+	if (o->fanout != MAD_FANOUT_AUTO)
+		c->fanout = o->fanout;
 	else
-		c->fanout = strcmp(c->scheduler, "spur") == 0 &&
-			    f->array_task_id != MAD_NONE ? "array" : "nodes";
+		c->fanout = c->scheduler == MAD_SCHED_SPUR && f->array_task_id != MAD_NONE ?
+			    MAD_FANOUT_ARRAY : MAD_FANOUT_NODES;
 	c->timeout = atol(o->value[OPT_TIMEOUT]);
 	c->step_id = f->batch_step ? MAD_NONE : f->step_id;
 	snprintf(c->run_dir, sizeof(c->run_dir), "%s", o->value[OPT_RUN_DIR]);
 	c->task_rank = c->world_size = c->local_rank = c->local_world_size = MAD_NONE;
 
-	if (strcmp(c->fanout, "array") == 0 ? array_fanout(o, f, c, err, size) :
+	if (c->fanout == MAD_FANOUT_ARRAY ? array_fanout(o, f, c, err, size) :
 	    nodes_fanout(f, c, err, size))
 		return -1;
 	if (c->task_rank == MAD_NONE) {
@@ -262,7 +258,7 @@ int mad_contract_compute(const struct mad_options *o,
 		snprintf(c->record, sizeof(c->record), "rendezvous");
 	else
 		snprintf(c->record, sizeof(c->record), "rendezvous.%ld", c->step_id);
-	if (strcmp(c->fanout, "nodes") == 0 && given(o, OPT_IFACE)) {
+	if (c->fanout == MAD_FANOUT_NODES && given(o, OPT_IFACE)) {
 		/* only rank 0's node knows its interface's address */
 		if (!*c->run_dir)
 			return mad_error(err, size,
@@ -270,7 +266,7 @@ int mad_contract_compute(const struct mad_options *o,
 		c->needs_rendezvous = 1;
 		return 0;
 	}
-	if (strcmp(c->fanout, "nodes") == 0)
+	if (c->fanout == MAD_FANOUT_NODES)
 		return nodes_master(o, f, c, err, size);
 	return 0;
 }
@@ -336,7 +332,7 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 				 c->timeout, &r, err, size)) {
 		return -1;
 	}
-	if (strcmp(c->fanout, "array") == 0 && r.tasks_per_node > 0 &&
+	if (c->fanout == MAD_FANOUT_ARRAY && r.tasks_per_node > 0 &&
 	    r.tasks_per_node != c->local_world_size)
 		return mad_error(err, size,
 				 "--mad-fanout=array: this array task (rank %ld) has %ld tasks on its node and rank 0 has %ld: array fan-out needs the same number on every node (use --mad-fanout=nodes for uneven tasks)",
@@ -370,11 +366,11 @@ int mad_contract_export(const struct mad_options *o,
 	const long values[] = { c->rank, c->nnodes, c->task_rank, c->world_size,
 				c->local_rank, c->local_world_size, c->master_port,
 				c->collect_job_id, c->gpus, c->nproc };
-	const char *sched_from = explicit(o, OPT_SCHEDULER) ? option_source(o, OPT_SCHEDULER) :
+	const char *sched_from = o->scheduler != MAD_SCHED_AUTO ? option_source(o, OPT_SCHEDULER) :
 				 "computed (detected)";
-	const char *fanout_from = explicit(o, OPT_FANOUT) ? option_source(o, OPT_FANOUT) :
+	const char *fanout_from = o->fanout != MAD_FANOUT_AUTO ? option_source(o, OPT_FANOUT) :
 				  "computed (auto)";
-	const char *nnodes_from = strcmp(c->fanout, "array") == 0 && *o->value[OPT_NNODES] ?
+	const char *nnodes_from = c->fanout == MAD_FANOUT_ARRAY && *o->value[OPT_NNODES] ?
 				  option_source(o, OPT_NNODES) : c->facts_from;
 	size_t i;
 	int rc = 0;
@@ -383,8 +379,8 @@ int mad_contract_export(const struct mad_options *o,
 		snprintf(num[i], sizeof(num[i]), "%ld", values[i]);
 	snprintf(task_from, sizeof(task_from), "%s", c->task_facts ? c->facts_from : "computed");
 	rc |= set(ctx, "MAD_MODEL", o->value[OPT_MODEL], option_source(o, OPT_MODEL));
-	rc |= set(ctx, "MAD_SCHEDULER", c->scheduler, sched_from);
-	rc |= set(ctx, "MAD_FANOUT", c->fanout, fanout_from);
+	rc |= set(ctx, "MAD_SCHEDULER", mad_scheduler_name(c->scheduler), sched_from);
+	rc |= set(ctx, "MAD_FANOUT", mad_fanout_name(c->fanout), fanout_from);
 	rc |= set(ctx, "NODE_RANK", num[0], c->facts_from);
 	rc |= set(ctx, "MAD_NODE_RANK", num[0], c->facts_from);
 	rc |= set(ctx, "NNODES", num[1], nnodes_from);

@@ -64,8 +64,8 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 long mad_tasks_on_node(const char *spec, long index);
 
 struct mad_contract {
-	const char *scheduler;      /* "slurm" or "spur" */
-	const char *fanout;         /* "nodes" or "array" */
+	enum mad_scheduler scheduler; /* MAD_SCHED_SLURM or MAD_SCHED_SPUR */
+	enum mad_fanout fanout;     /* MAD_FANOUT_NODES or MAD_FANOUT_ARRAY */
 	const char *facts_from;     /* "SLURM" or "spur": who told the ranks */
 	long rank, nnodes;          /* node level */
 	long task_rank, world_size; /* process level */

@@ -122,11 +122,11 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
  * sets MAD_ENV_FROM=spank): says so, with the likeliest reason.  FOUND: a
  * plugstack line for mad.so was found (SITE). */
 static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site,
-				  int found, const char *scheduler)
+				  int found, enum mad_scheduler scheduler)
 {
 	const char *from = getenv("MAD_ENV_FROM");
 	char running[64] = "", why[4096], err[512];
-	int spur = strcmp(scheduler, "spur") == 0;
+	int spur = scheduler == MAD_SCHED_SPUR;
 
 	if (from && strcmp(from, "spank") == 0)
 		return;

@@ -42,8 +42,13 @@ int main(int argc, char **argv)
 			      site_av, err, sizeof(err));
 	if (rc)
 		die("%s", err);
-	if (!*c.job_dir)
-		return usage_error("no run folder: set --mad-run-dir or MAD_RUN_DIR (or run-dir= on the plugin's plugstack.conf line) to a folder all nodes share");
+	if (!*c.job_dir) {
+		char name[32];
+
+		mad_opt_env_name(OPT_RUN_DIR, name, sizeof(name));
+		return usage_error("no run folder: set %s or %s (or %s= on the plugin's plugstack.conf line) to a folder all nodes share",
+				   mad_opt_flag(OPT_RUN_DIR), name, mad_opt_name(OPT_RUN_DIR));
+	}
 	if (mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)) ||
 	    mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
 			     sizeof(err)))

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "common.h"
 #include "follow.h"
+#include "options.h"
 #include "plugstack.h"
 #include "queue.h"
 #include "wait.h"
@@ -177,34 +178,37 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 static int find_run_dir(struct cli *c, char *buf, size_t size)
 {
 	static struct mad_plugstack ps;
+	static char env_name[32];
 	char err[1024];
 	const char *v;
 	struct stat st;
 	int rc;
 
-	if (!c->run_dir && (v = getenv("MAD_RUN_DIR")) && *v) {
+	mad_opt_env_name(OPT_RUN_DIR, env_name, sizeof(env_name));
+	if (!c->run_dir && (v = getenv(env_name)) && *v) {
 		c->run_dir = v;
-		c->run_dir_from = "MAD_RUN_DIR";
+		c->run_dir_from = env_name;
 	}
 	if (!c->run_dir) {
 		rc = mad_plugstack_find(&ps, err, sizeof(err));
 		if (rc < 0) {
-			fprintf(stderr, "mad-wait: %s\n", err);
-			return WAIT_USAGE;
+			tool_error("%s", err);
+			return MAD_EXIT_USAGE;
 		}
-		if (rc == 0 || !(v = mad_plugstack_value(&ps, "run-dir")) || !*v) {
-			fprintf(stderr, "mad-wait: no run folder: give --run-dir DIR, set MAD_RUN_DIR, or add run-dir=DIR to mad.so's line in plugstack.conf (%s %s)\n",
-				rc ? "the line in" : "looked in", rc ? ps.file : ps.tried);
-			return WAIT_USAGE;
+		if (rc == 0 || !(v = mad_plugstack_value(&ps, mad_opt_name(OPT_RUN_DIR))) || !*v) {
+			tool_error("no run folder: give --run-dir DIR, set %s, or add %s=DIR to mad.so's line in plugstack.conf (%s %s)",
+				   env_name, mad_opt_name(OPT_RUN_DIR), rc ? "the line in" : "looked in",
+				   rc ? ps.file : ps.tried);
+			return MAD_EXIT_USAGE;
 		}
 		snprintf(buf, size, "%s:%d", ps.file, ps.line);
 		c->run_dir = v;
 		c->run_dir_from = buf;
 	}
 	if (stat(c->run_dir, &st) || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "mad-wait: run folder '%s' (from %s): %s\n", c->run_dir,
-			c->run_dir_from, errno ? strerror(errno) : "not a folder");
-		return WAIT_USAGE;
+		tool_error("run folder '%s' (from %s): %s", c->run_dir, c->run_dir_from,
+			   errno ? strerror(errno) : "not a folder");
+		return MAD_EXIT_USAGE;
 	}
 	return 0;
 }

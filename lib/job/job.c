@@ -27,7 +27,11 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
 	if (bad && mad_options_model_asked(NULL, mad_process_getenv, NULL, ac, av))
 		return -1;
 	if (bad || !*opts->value[OPT_MODEL]) {
-		mad_error(err, size, "no model: this is not a mad job (set MAD_MODEL or --mad-model)");
+		char name[32];
+
+		mad_opt_env_name(OPT_MODEL, name, sizeof(name));
+		mad_error(err, size, "no model: this is not a mad job (set %s or %s)", name,
+			  mad_opt_flag(OPT_MODEL));
 		return 1;
 	}
 	mad_facts_from_env(facts, mad_process_getenv, NULL, nodelist, nsize);

@@ -424,8 +424,8 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 
 	memset(&c, 0, sizeof(c));
 	strcpy(o.value[OPT_MODEL], "m");
-	c.scheduler = "slurm";
-	c.fanout = "nodes";
+	c.scheduler = MAD_SCHED_SLURM;
+	c.fanout = MAD_FANOUT_NODES;
 	c.facts_from = "SLURM";
 	c.rank = 1;          /* node level */
 	c.nnodes = 4;

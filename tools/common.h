@@ -29,6 +29,10 @@ void mad_prog_init(const char *argv0, const char *name);
 #else
 #define MAD_TOOL_PRINTF(a, b)
 #endif
+/* The attribute (gcc and clang), not _Noreturn: cppcheck 2.10 reads only
+ * the attribute from a header, in every #if branch it tries, and would
+ * take die() for a function that returns. */
+#define MAD_TOOL_NORETURN __attribute__((noreturn))
 
 /* "PROG: MESSAGE" on stderr. */
 MAD_TOOL_PRINTF(1, 2) void tool_error(const char *fmt, ...);
@@ -43,16 +47,16 @@ MAD_TOOL_PRINTF(1, 2) int usage_error(const char *fmt, ...);
 int usage_bad_option(int ch, char *const argv[]);
 
 /* "PROG: MESSAGE" on stderr, mad_fail_stdout on stdout; exits 1. */
-MAD_TOOL_PRINTF(1, 2) _Noreturn void die(const char *fmt, ...);
+MAD_TOOL_PRINTF(1, 2) MAD_TOOL_NORETURN void die(const char *fmt, ...);
 
 /* Flushes stdout: 0, or MAD_EXIT_IO with "PROG: write error: ..." said. */
 int finish_output(void);
 
 /* "mad-env (mad-spank) 0.1.0, built for SLURM 22.05.8" (PROG, package,
  * version, the SLURM release of config.h) on stdout; exits 0. */
-_Noreturn void print_version(void);
+MAD_TOOL_NORETURN void print_version(void);
 
 /* TEXT on stdout; exits 0. */
-_Noreturn void print_help(const char *text);
+MAD_TOOL_NORETURN void print_help(const char *text);
 
 #endif

@@ -35,7 +35,8 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 	char name[320], here[256];
 
 	if (!f->nodelist || !*f->nodelist)
-		return mad_error(err, size, "no node list in the job environment (SLURM_JOB_NODELIST): cannot tell rank 0's node");
+		return mad_error(err, size,
+				 "no node list in the job environment (SLURM_JOB_NODELIST): cannot tell rank 0's node");
 	if (hostlist_parse(f->nodelist, strlen(f->nodelist), &hl, &herr))
 		return mad_error(err, size, "bad node list in the job environment: %s", herr.msg);
 	if (hostlist_nth(hl, 0, c->master_host, sizeof(c->master_host)) < 0) {
@@ -43,8 +44,8 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 		return mad_error(err, size, "rank 0's node name is too long");
 	}
 	hostlist_free(hl);
-	if (snprintf(name, sizeof(name), "%s%s", c->master_host,
-		     o->value[OPT_ADDR_SUFFIX]) >= (int)sizeof(name))
+	if (snprintf(name, sizeof(name), "%s%s", c->master_host, o->value[OPT_ADDR_SUFFIX]) >=
+	    (int)sizeof(name))
 		return mad_error(err, size, "rank 0's node name and --mad-addr-suffix are too long");
 	if (mad_resolve_addr(name, c->master_addr, sizeof(c->master_addr), err, size))
 		return -1;
@@ -85,9 +86,11 @@ static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
 		c->nnodes = f->nnodes;
 	}
 	if (c->rank == MAD_NONE || c->nnodes == MAD_NONE || c->nnodes < 1)
-		return mad_error(err, size, "cannot tell this node's rank and the node count from the job environment (SLURM_NODEID, SLURM_JOB_NUM_NODES)");
+		return mad_error(err, size,
+				 "cannot tell this node's rank and the node count from the job environment (SLURM_NODEID, SLURM_JOB_NUM_NODES)");
 	if (c->rank >= c->nnodes)
-		return mad_error(err, size, "node rank %ld is not below the node count %ld", c->rank, c->nnodes);
+		return mad_error(err, size, "node rank %ld is not below the node count %ld",
+				 c->rank, c->nnodes);
 	/* SLURM runs the batch script on the first node only; spur on all. */
 	c->markers_expected = c->scheduler == MAD_SCHED_SPUR ? c->nnodes : 1;
 	/* Every task of an srun step knows its global id: tasks per node
@@ -108,16 +111,20 @@ static int array_fanout(const struct mad_options *o, const struct mad_facts *f,
 	long tpn = 1, local = 0;
 
 	if (f->array_task_id == MAD_NONE || f->array_job_id == MAD_NONE)
-		return mad_error(err, size, "--mad-fanout=array: this job is not a job array task (no SLURM_ARRAY_TASK_ID)");
+		return mad_error(err, size,
+				 "--mad-fanout=array: this job is not a job array task (no SLURM_ARRAY_TASK_ID)");
 	if (!*o->value[OPT_RUN_DIR])
-		return mad_error(err, size, "--mad-fanout=array needs --mad-run-dir, a folder all nodes share, for rank 0 to publish its address");
+		return mad_error(err, size,
+				 "--mad-fanout=array needs --mad-run-dir, a folder all nodes share, for rank 0 to publish its address");
 	c->collect_job_id = f->array_job_id;
 	c->rank = f->array_task_id - (f->array_task_min == MAD_NONE ? 0 : f->array_task_min);
 	c->nnodes = *o->value[OPT_NNODES] ? atol(o->value[OPT_NNODES]) : f->array_task_count;
 	if (c->nnodes == MAD_NONE)
-		return mad_error(err, size, "--mad-fanout=array: the node count is unknown: give --mad-nnodes (no SLURM_ARRAY_TASK_COUNT)");
+		return mad_error(err, size,
+				 "--mad-fanout=array: the node count is unknown: give --mad-nnodes (no SLURM_ARRAY_TASK_COUNT)");
 	if (c->rank < 0 || c->rank >= c->nnodes)
-		return mad_error(err, size, "array task %ld is rank %ld, outside 0..%ld (--mad-nnodes or the array size)",
+		return mad_error(err, size,
+				 "array task %ld is rank %ld, outside 0..%ld (--mad-nnodes or the array size)",
 				 f->array_task_id, c->rank, c->nnodes - 1);
 	c->markers_expected = c->nnodes;
 	c->needs_rendezvous = 1;
@@ -212,21 +219,23 @@ int mad_contract_compute(const struct mad_options *o,
 	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
 	if (o->scheduler != MAD_SCHED_AUTO)
 		c->scheduler = o->scheduler;
+	else if (f->host_lacks_options || f->has_spur_job_id)
+		c->scheduler = MAD_SCHED_SPUR;
 	else
-		c->scheduler = f->host_lacks_options || f->has_spur_job_id ? MAD_SCHED_SPUR :
-			       MAD_SCHED_SLURM;
+		c->scheduler = MAD_SCHED_SLURM;
 	if (o->fanout != MAD_FANOUT_AUTO)
 		c->fanout = o->fanout;
+	else if (c->scheduler == MAD_SCHED_SPUR && f->array_task_id != MAD_NONE)
+		c->fanout = MAD_FANOUT_ARRAY;
 	else
-		c->fanout = c->scheduler == MAD_SCHED_SPUR && f->array_task_id != MAD_NONE ?
-			    MAD_FANOUT_ARRAY : MAD_FANOUT_NODES;
+		c->fanout = MAD_FANOUT_NODES;
 	c->timeout = atol(o->value[OPT_TIMEOUT]);
 	c->step_id = f->batch_step ? MAD_NONE : f->step_id;
 	snprintf(c->run_dir, sizeof(c->run_dir), "%s", o->value[OPT_RUN_DIR]);
 	c->task_rank = c->world_size = c->local_rank = c->local_world_size = MAD_NONE;
 
 	if (c->fanout == MAD_FANOUT_ARRAY ? array_fanout(o, f, c, err, size) :
-	    nodes_fanout(f, c, err, size))
+					    nodes_fanout(f, c, err, size))
 		return -1;
 	if (c->task_rank == MAD_NONE) {
 		/* one task per node: the process level is the node level */
@@ -235,8 +244,8 @@ int mad_contract_compute(const struct mad_options *o,
 		c->local_rank = 0;
 		c->local_world_size = 1;
 	}
-	if (c->task_rank < 0 || c->task_rank >= c->world_size ||
-	    c->local_rank < 0 || c->local_rank >= c->local_world_size)
+	if (c->task_rank < 0 || c->task_rank >= c->world_size || c->local_rank < 0 ||
+	    c->local_rank >= c->local_world_size)
 		return mad_error(err, size, "task %ld of %ld (local %ld of %ld) is outside its step",
 				 c->task_rank, c->world_size, c->local_rank, c->local_world_size);
 	choose_port(o, f, c);
@@ -286,8 +295,7 @@ static int own_address(const struct mad_options *o, const struct mad_contract *c
 		return 0;
 	}
 	this_host(host, sizeof(host));
-	if (snprintf(name, sizeof(name), "%s%s", host, o->value[OPT_ADDR_SUFFIX]) >=
-	    (int)sizeof(name))
+	if (snprintf(name, sizeof(name), "%s%s", host, o->value[OPT_ADDR_SUFFIX]) >= (int)sizeof(name))
 		return mad_error(err, size, "this host's name and --mad-addr-suffix are too long");
 	if (mad_resolve_addr(name, out, osize, err, size))
 		return -1;
@@ -367,11 +375,12 @@ int mad_contract_export(const struct mad_options *o,
 				c->local_rank, c->local_world_size, c->master_port,
 				c->collect_job_id, c->gpus, c->nproc };
 	const char *sched_from = o->scheduler != MAD_SCHED_AUTO ? option_source(o, OPT_SCHEDULER) :
-				 "computed (detected)";
-	const char *fanout_from = o->fanout != MAD_FANOUT_AUTO ? option_source(o, OPT_FANOUT) :
-				  "computed (auto)";
+								  "computed (detected)";
+	const char *fanout_from =
+		o->fanout != MAD_FANOUT_AUTO ? option_source(o, OPT_FANOUT) : "computed (auto)";
 	const char *nnodes_from = c->fanout == MAD_FANOUT_ARRAY && *o->value[OPT_NNODES] ?
-				  option_source(o, OPT_NNODES) : c->facts_from;
+					  option_source(o, OPT_NNODES) :
+					  c->facts_from;
 	size_t i;
 	int rc = 0;
 

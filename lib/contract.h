@@ -65,7 +65,7 @@ long mad_tasks_on_node(const char *spec, long index);
 
 struct mad_contract {
 	enum mad_scheduler scheduler; /* MAD_SCHED_SLURM or MAD_SCHED_SPUR */
-	enum mad_fanout fanout;     /* MAD_FANOUT_NODES or MAD_FANOUT_ARRAY */
+	enum mad_fanout fanout;       /* MAD_FANOUT_NODES or MAD_FANOUT_ARRAY */
 	const char *facts_from;     /* "SLURM" or "spur": who told the ranks */
 	long rank, nnodes;          /* node level */
 	long task_rank, world_size; /* process level */

@@ -118,8 +118,7 @@ static int fail_at(struct parser *ps, size_t at, const char *fmt, ...)
 	va_end(ap);
 	mad_printable(token, sizeof(token), ps->s + ps->token, end - ps->token);
 	ps->err->offset = at;
-	return mad_error(ps->err->msg, sizeof(ps->err->msg), "'%s' (byte %zu): %s", token, at,
-			 what);
+	return mad_error(ps->err->msg, sizeof(ps->err->msg), "'%s' (byte %zu): %s", token, at, what);
 }
 
 static int fail_char(struct parser *ps, const char *where)

@@ -12,16 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
-size_t mad_marker_format(char *buf, size_t size, int status, long rank,
-			 long job_id, const char *error)
+size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error)
 {
 	char host[256] = "";
 	int n;
 
 	gethostname(host, sizeof(host) - 1);
-	n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s",
-			 status, rank, host, job_id, (long)time(NULL),
-			 error ? "error=" : "", error ? error : "", error ? "\n" : "");
+	n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s", status, rank,
+		     host, job_id, (long)time(NULL), error ? "error=" : "", error ? error : "",
+		     error ? "\n" : "");
 
 	return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }
@@ -38,8 +37,8 @@ void mad_marker_name(char *name, size_t size, long rank)
 	name[n] = '\0';
 }
 
-int mad_marker_write(const char *job_dir, long rank, const char *content,
-		     size_t len, char *err, size_t size)
+int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
+		     size_t size)
 {
 	char name[32];
 
@@ -47,8 +46,8 @@ int mad_marker_write(const char *job_dir, long rank, const char *content,
 	return mad_write_file(job_dir, name, content, len, 0, err, size);
 }
 
-int mad_marker_leave(const char *job_dir, long rank, long job_id, int status,
-		     const char *error, char *err, size_t size)
+int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
+		     char *err, size_t size)
 {
 	char content[2048];
 	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error);
@@ -67,8 +66,7 @@ static int expected_write(const char *job_dir, long count, char *err, size_t siz
 	return mad_write_file(job_dir, "expected", buf, (size_t)n, 0, err, size);
 }
 
-int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count,
-		       char *err, size_t size)
+int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count, char *err, size_t size)
 {
 	if (mad_job_dir_make(run_dir, job_dir, err, size))
 		return -1;

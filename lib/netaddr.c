@@ -46,8 +46,7 @@ int mad_resolve_addr(const char *host, char *out, size_t size, char *err,
 			freeaddrinfo(res);
 		res = NULL;
 	}
-	return mad_error(err, errsize, "cannot resolve rank 0's node '%s': %s", host,
-			 gai_strerror(rc));
+	return mad_error(err, errsize, "cannot resolve rank 0's node '%s': %s", host, gai_strerror(rc));
 }
 
 int mad_addr_is_loopback(const char *addr)
@@ -177,8 +176,7 @@ int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
 		return 0;
 	if (iface_addr(NULL, out, size) == 0)
 		return 0;
-	return mad_error(err, errsize,
-			 "this node has no address except loopback; set --mad-iface");
+	return mad_error(err, errsize, "this node has no address except loopback; set --mad-iface");
 }
 
 int mad_port_check(long port, const char *host, char *err, size_t errsize)

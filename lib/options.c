@@ -8,37 +8,38 @@
 #include <string.h>
 
 struct opt_def {
-	const char *name;       /* "master-port": plugstack key, env names */
-	const char *flag;       /* "--mad-master-port" */
+	const char *name; /* "master-port": plugstack key, env names */
+	const char *flag; /* "--mad-master-port" */
 	const char *arginfo;
 	const char *usage;
-	const char *def;        /* built-in default, or NULL */
+	const char *def; /* built-in default, or NULL */
 };
 
 /* Each option's name is written once: NAME gives its flag at compile time. */
 #define NAME(n) n, "--mad-" n
 
 static const struct opt_def defs[OPT_COUNT] = {
-	[OPT_MODEL] = { NAME("model"), "NAME",
-		"model name; turns the plugin on for this job", NULL },
-	[OPT_SCHEDULER] = { NAME("scheduler"), "auto|slurm|spur",
-		"scheduler (default: detected)", "auto" },
+	[OPT_MODEL] = { NAME("model"), "NAME", "model name; turns the plugin on for this job", NULL },
+	[OPT_SCHEDULER] = { NAME("scheduler"), "auto|slurm|spur", "scheduler (default: detected)",
+			    "auto" },
 	[OPT_FANOUT] = { NAME("fanout"), "auto|nodes|array",
-		"one job over N nodes, or one array task per node", "auto" },
+			 "one job over N nodes, or one array task per node", "auto" },
 	[OPT_NNODES] = { NAME("nnodes"), "N",
-		"node count in array fan-out (default: the array size)", NULL },
+			 "node count in array fan-out (default: the array size)", NULL },
 	[OPT_MASTER_PORT] = { NAME("master-port"), "PORT|auto",
-		"MASTER_PORT (default auto: the step's reserved port, else from job and step id)", "auto" },
+			      "MASTER_PORT (default auto: the step's reserved port, else from job and step id)",
+			      "auto" },
 	[OPT_IFACE] = { NAME("iface"), "IFACE",
-		"interface whose address rank 0 gives as MASTER_ADDR", NULL },
+			"interface whose address rank 0 gives as MASTER_ADDR", NULL },
 	[OPT_ADDR_SUFFIX] = { NAME("addr-suffix"), "SUFFIX",
-		"appended to rank 0's host name before resolving it (e.g. -ib)", NULL },
+			      "appended to rank 0's host name before resolving it (e.g. -ib)", NULL },
 	[OPT_NPROC_PER_NODE] = { NAME("nproc-per-node"), "N|gpu|auto",
-		"MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)", "auto" },
+				 "MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)",
+				 "auto" },
 	[OPT_RUN_DIR] = { NAME("run-dir"), "DIR",
-		"shared folder for rendezvous and completion markers", NULL },
+			  "shared folder for rendezvous and completion markers", NULL },
 	[OPT_TIMEOUT] = { NAME("timeout"), "SECONDS",
-		"how long peers wait for rank 0 (default 900)", "900" },
+			  "how long peers wait for rank 0 (default 900)", "900" },
 };
 
 #undef NAME
@@ -258,8 +259,8 @@ static int plugstack_known(char *err, size_t size, const char *arg)
 	for (i = 0; i < OPT_COUNT && n < sizeof(known); i++)
 		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "",
 				      defs[i].name);
-	return mad_error(err, size, "plugstack.conf: unknown argument '%s' (known: %s, as key=value)",
-			 v, known);
+	return mad_error(err, size,
+			 "plugstack.conf: unknown argument '%s' (known: %s, as key=value)", v, known);
 }
 
 int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
@@ -336,8 +337,7 @@ static int from_env(struct mad_options *opts, enum mad_opt opt,
 	int rc = getenv_fn(ctx, name, buf, sizeof(buf));
 
 	if (rc < 0)
-		return mad_error(err, size, "%s: the value of %s is too long",
-				 mad_opt_flag(opt), name);
+		return mad_error(err, size, "%s: the value of %s is too long", mad_opt_flag(opt), name);
 	if (rc == 0)
 		return 0;
 	return take(opts, opt, buf, src, err, size) ? -1 : 1;

@@ -47,8 +47,8 @@ enum mad_fanout { MAD_FANOUT_AUTO, MAD_FANOUT_NODES, MAD_FANOUT_ARRAY };
 struct mad_options {
 	char value[OPT_COUNT][MAD_VALUE_MAX];   /* "" when unset and no default */
 	enum mad_source source[OPT_COUNT];
-	enum mad_scheduler scheduler;           /* value[OPT_SCHEDULER], parsed */
-	enum mad_fanout fanout;                 /* value[OPT_FANOUT], parsed */
+	enum mad_scheduler scheduler; /* value[OPT_SCHEDULER], parsed */
+	enum mad_fanout fanout;       /* value[OPT_FANOUT], parsed */
 };
 
 /* "auto", "slurm", "spur"; "auto", "nodes", "array". */

@@ -38,8 +38,8 @@ static int write_failed(const char *dir, const char *name, int e, char *err, siz
 	return mad_error(err, size, "cannot write '%s/%s': %s", dir, name, strerror(e));
 }
 
-int mad_write_file(const char *dir, const char *name, const char *content,
-		   size_t len, int replace, char *err, size_t size)
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int replace,
+		   char *err, size_t size)
 {
 	char final[4096], tmpname[128], tmp[4096];
 	size_t n = strlen(name), off = 0;

@@ -383,8 +383,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return 0;
 	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
-	len = mad_marker_format(content, sizeof(content), status, c.rank, c.collect_job_id,
-				NULL);
+	len = mad_marker_format(content, sizeof(content), status, c.rank, c.collect_job_id, NULL);
 	if (len)
 		write_marker_as_user(sp, &c, content, len);
 	return 0;

@@ -8,9 +8,9 @@
  * tool's own (mad-wait's verdicts) are in its man page. */
 enum {
 	MAD_EXIT_OK = 0,
-	MAD_EXIT_FAIL = 1,      /* bad input or a job that cannot run: the message says why */
-	MAD_EXIT_USAGE = 64,    /* EX_USAGE: a bad option or argument */
-	MAD_EXIT_IO = 74,       /* EX_IOERR: a read or write error */
+	MAD_EXIT_FAIL = 1,   /* bad input or a job that cannot run: the message says why */
+	MAD_EXIT_USAGE = 64, /* EX_USAGE: a bad option or argument */
+	MAD_EXIT_IO = 74,    /* EX_IOERR: a read or write error */
 };
 
 /* The name every message starts with ("mad-env"), set once by

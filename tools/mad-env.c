@@ -121,8 +121,8 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
 /* --explain in a job that asked for a model where mad.so did not run (it
  * sets MAD_ENV_FROM=spank): says so, with the likeliest reason.  FOUND: a
  * plugstack line for mad.so was found (SITE). */
-static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site,
-				  int found, enum mad_scheduler scheduler)
+static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site, int found,
+				  enum mad_scheduler scheduler)
 {
 	const char *from = getenv("MAD_ENV_FROM");
 	char running[64] = "", why[4096], err[512];
@@ -169,9 +169,12 @@ int main(int argc, char **argv)
 		case 'c': check = 1; check_seconds = optarg; break;
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;
-		case 'h': print_help(usage_text);
-		case 'V': print_version();
-		default: return usage_bad_option(ch, argv);
+		case 'h':
+			print_help(usage_text);
+		case 'V':
+			print_version();
+		default:
+			return usage_bad_option(ch, argv);
 		}
 	}
 	if (optind < argc)
@@ -180,8 +183,8 @@ int main(int argc, char **argv)
 	if (why && *why)
 		die("the job cannot run: %s (MAD_ERROR)", why);
 	mad_site_args(&site, "mad-env", &site_ac, &site_av);
-	if (mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
-			     site_av, err, sizeof(err)))
+	if (mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac, site_av, err,
+			     sizeof(err)))
 		die("%s", err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		die("%s", err);

@@ -112,16 +112,19 @@ int main(int argc, char **argv)
 			break;
 		case 'D': defs[ndefs++] = optarg; break;
 		case 'o': output = optarg; break;
-		case 'h': print_help(usage);
-		case 'V': print_version();
+		case 'h':
+			print_help(usage);
+		case 'V':
+			print_version();
 		default:
 			rc = usage_bad_option(opt, argv);
 			goto done;
 		}
 	}
 	if (optind != argc - 1) {
-		rc = usage_error("%s", optind >= argc ? "no template given" :
-				 "more than one template given");
+		const char *why = optind >= argc ? "no template given" : "more than one template given";
+
+		rc = usage_error("%s", why);
 		goto done;
 	}
 	for (size_t i = 0; i < ndefs; i++)

@@ -164,9 +164,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case 'j': c->json = 1; break;
 		case 'q': c->quiet = 1; break;
-		case 'h': print_help(usage);
-		case 'V': print_version();
-		default: return usage_bad_option(opt, argv);
+		case 'h':
+			print_help(usage);
+		case 'V':
+			print_version();
+		default:
+			return usage_bad_option(opt, argv);
 		}
 	}
 	if (!rc && optind >= argc)
@@ -197,8 +200,8 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 		}
 		if (rc == 0 || !(v = mad_plugstack_value(&ps, mad_opt_name(OPT_RUN_DIR))) || !*v) {
 			tool_error("no run folder: give --run-dir DIR, set %s, or add %s=DIR to mad.so's line in plugstack.conf (%s %s)",
-				   env_name, mad_opt_name(OPT_RUN_DIR), rc ? "the line in" : "looked in",
-				   rc ? ps.file : ps.tried);
+				   env_name, mad_opt_name(OPT_RUN_DIR),
+				   rc ? "the line in" : "looked in", rc ? ps.file : ps.tried);
 			return MAD_EXIT_USAGE;
 		}
 		snprintf(buf, size, "%s:%d", ps.file, ps.line);

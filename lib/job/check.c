@@ -98,10 +98,12 @@ int mad_check_values_from(struct mad_check_values *v, const struct mad_options *
 		strcpy(v->host, "?");
 	mad_contract_export(o, c, "mad-env", collect, &k);
 	if (k.bad)
-		return mad_error(err, size, "%s is not a number (or too long) in the task's environment", k.bad);
+		return mad_error(err, size,
+				 "%s is not a number (or too long) in the task's environment", k.bad);
 	if (v->rank == MAD_NONE || v->world_size == MAD_NONE || v->nnodes == MAD_NONE ||
 	    v->master_port == MAD_NONE || !*v->master_addr)
-		return mad_error(err, size, "this task has no complete contract (RANK, WORLD_SIZE, NNODES, MASTER_ADDR, MASTER_PORT)");
+		return mad_error(err, size,
+				 "this task has no complete contract (RANK, WORLD_SIZE, NNODES, MASTER_ADDR, MASTER_PORT)");
 	return 0;
 }
 
@@ -246,9 +248,11 @@ static int listen_on(const struct mad_check_values *v, long backlog, char *err, 
 		int e = errno;
 
 		close(fd);
-		return mad_error(err, size, "rank 0 on %s cannot listen on MASTER_PORT %ld: %s%s", v->host,
-				 v->master_port, strerror(e),
-				 e == EADDRINUSE ? " (another process holds it, or a second task has RANK=0)" : "");
+		return mad_error(err, size, "rank 0 on %s cannot listen on MASTER_PORT %ld: %s%s",
+				 v->host, v->master_port, strerror(e),
+				 e == EADDRINUSE ?
+					 " (another process holds it, or a second task has RANK=0)" :
+					 "");
 	}
 	return fd;
 }
@@ -333,8 +337,8 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 	}
 	freeaddrinfo(ai);
 	if (fd < 0)
-		return mad_error(err, size, "rank %ld on %s cannot reach rank 0 at %s port %ld: %s", v->rank,
-				 v->host, v->master_addr, v->master_port, strerror(e));
+		return mad_error(err, size, "rank %ld on %s cannot reach rank 0 at %s port %ld: %s",
+				 v->rank, v->host, v->master_addr, v->master_port, strerror(e));
 	word(addr, sizeof(addr), v->master_addr);
 	word(host, sizeof(host), v->host);
 	snprintf(line, sizeof(line),
@@ -342,7 +346,8 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 		 v->rank, v->world_size, v->nnodes, v->master_port, addr, host);
 	if (send_all(fd, line, strlen(line), deadline + MAD_CHECK_VERDICT_GRACE)) {
 		close(fd);
-		return mad_error(err, size, "rank %ld on %s: rank 0 at %s port %ld closed the connection (is it a mad check?)",
+		return mad_error(err, size,
+				 "rank %ld on %s: rank 0 at %s port %ld closed the connection (is it a mad check?)",
 				 v->rank, v->host, v->master_addr, v->master_port);
 	}
 	p.fd = fd;
@@ -361,14 +366,16 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 	close(fd);
 	answer[len] = '\0';
 	if (!memchr(answer, '\n', len))
-		return mad_error(err, size, "rank %ld on %s: no verdict from rank 0 at %s port %ld in time",
+		return mad_error(err, size,
+				 "rank %ld on %s: no verdict from rank 0 at %s port %ld in time",
 				 v->rank, v->host, v->master_addr, v->master_port);
 	*strchr(answer, '\n') = '\0';
 	if (!strcmp(answer, "ok"))
 		return 0;
-	return mad_error(err, size, "rank %ld on %s: the check failed at rank 0 (%s port %ld): %s", v->rank,
-			 v->host, v->master_addr, v->master_port,
-			 strncmp(answer, "fail ", 5) ? "an answer that is not a mad check's" : answer + 5);
+	return mad_error(err, size, "rank %ld on %s: the check failed at rank 0 (%s port %ld): %s",
+			 v->rank, v->host, v->master_addr, v->master_port,
+			 strncmp(answer, "fail ", 5) ? "an answer that is not a mad check's" :
+						       answer + 5);
 }
 
 /* ------------------------------------------------------------ rank 0 */

@@ -18,9 +18,8 @@ int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size)
 	return 1;
 }
 
-int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
-		     struct mad_contract *c, char *nodelist, size_t nsize,
-		     int ac, char *const av[], char *err, size_t size)
+int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct mad_contract *c,
+		     char *nodelist, size_t nsize, int ac, char *const av[], char *err, size_t size)
 {
 	int bad = mad_options_resolve(opts, NULL, mad_process_getenv, NULL, ac, av, err, size);
 

@@ -25,8 +25,7 @@ int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size);
  * environment, and the contract computed from both (mad-env, mad-mark).
  * 0, 1 (ERR says so) when no model is set anywhere, -1 with ERR: the same
  * rule as the plugin, through mad_options_model_asked(). */
-int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
-		     struct mad_contract *c, char *nodelist, size_t nsize,
-		     int ac, char *const av[], char *err, size_t size);
+int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct mad_contract *c,
+		     char *nodelist, size_t nsize, int ac, char *const av[], char *err, size_t size);
 
 #endif

@@ -169,7 +169,8 @@ static int from_json(struct arena *a, const cJSON *j, struct value *out, const c
 		double d = j->valuedouble;
 
 		if (d != floor(d) || fabs(d) > 9007199254740992.0)
-			return mad_error(err, size, "%s: the number %g is not an integer (only integers are supported)",
+			return mad_error(err, size,
+					 "%s: the number %g is not an integer (only integers are supported)",
 					 file, d);
 		*out = v_int((long long)d);
 	} else if (cJSON_IsBool(j)) {
@@ -249,7 +250,8 @@ static int load_json(struct arena *a, struct value *top, const char *file,
 
 		while (flt + n < text + len && strchr("0123456789+-.eE", flt[n]))
 			n++;
-		return mad_error(err, size, "%s:%zu: the number %.*s is not an integer (only integers are supported)",
+		return mad_error(err, size,
+				 "%s:%zu: the number %.*s is not an integer (only integers are supported)",
 				 file, line_of(text, len, flt), (int)(n > 40 ? 40 : n), flt);
 	}
 	j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -287,10 +289,12 @@ int mad_data_load(struct arena *a, struct value *data, const char *file,
 	if (top.t == V_NONE)
 		return 0; /* an empty file */
 	if (top.t != V_DICT)
-		return mad_error(err, size, "%s:1: the top level must be a map of names to values, not a %s",
+		return mad_error(err, size,
+				 "%s:1: the top level must be a map of names to values, not a %s",
 				 file, vtype_name(top.t));
 	for (size_t i = 0; i < top.u.dict->n; i++)
-		if (vdict_set(a, data->u.dict, top.u.dict->key[i], top.u.dict->klen[i], top.u.dict->val[i]))
+		if (vdict_set(a, data->u.dict, top.u.dict->key[i], top.u.dict->klen[i],
+			      top.u.dict->val[i]))
 			return mad_error(err, size, "%s: out of memory", file);
 	return 0;
 }
@@ -309,7 +313,8 @@ int mad_data_define(struct arena *a, struct value *data, const char *def,
 		struct value *next;
 
 		if (!shell_name_ok(p, n))
-			return mad_error(err, size, "-D '%.*s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
+			return mad_error(err, size,
+					 "-D '%.*s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
 					 (int)(eq - def), def, (int)n, p);
 		if (!dot)
 			return vdict_set(a, map->u.dict, p, n, v_str(a, eq + 1, strlen(eq + 1))) ? -1 : 0;

@@ -229,10 +229,10 @@ TEST(scheduler_explicit_beats_detection)
 	f.nodelist = "localhost";
 	CHECK(compute(&detect, &f) == 0);
 	CHECK_STR(mad_scheduler_name(c.scheduler), "spur");
-	CHECK_STR(mad_fanout_name(c.fanout), "array");     /* auto: array task on spur */
+	CHECK_STR(mad_fanout_name(c.fanout), "array"); /* auto: array task on spur */
 	CHECK(compute(&slurm, &f) == 0);
 	CHECK_STR(mad_scheduler_name(c.scheduler), "slurm");
-	CHECK_STR(mad_fanout_name(c.fanout), "nodes");     /* auto on slurm: nodes */
+	CHECK_STR(mad_fanout_name(c.fanout), "nodes"); /* auto on slurm: nodes */
 }
 
 int main(void)

@@ -82,7 +82,7 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 }
 
 /* --check: this task's values (its environment, else the contract just
- * computed) against every other task's, through rank 0 (lib/check). */
+ * computed) against every other task's, through rank 0 (lib/job/check). */
 static int run_check(const struct mad_options *opts, const struct mad_contract *c,
 		     const char *seconds)
 {

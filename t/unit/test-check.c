@@ -1,4 +1,4 @@
-/* Unit tests for the pre-launch check (lib/check): ranks as threads on
+/* Unit tests for the pre-launch check (lib/job/check): ranks as threads on
  * 127.0.0.1, each with its own values and the same deadline. */
 #include "job/check.h"
 #include "clock.h"

@@ -37,6 +37,21 @@ void mad_marker_name(char *name, size_t size, long rank)
 	name[n] = '\0';
 }
 
+void mad_step_marker_name(char *name, size_t size, long step, long rank)
+{
+	/* system calls only (the caller may be a forked child) */
+	size_t n = 4;
+
+	if (size < 64)
+		return;
+	memcpy(name, "step", n);
+	n += fmt_u64(name + n, (uint64_t)step, 0);
+	memcpy(name + n, "_rank", 5);
+	n += 5;
+	n += fmt_u64(name + n, (uint64_t)rank, 0);
+	name[n] = '\0';
+}
+
 int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
 		     size_t size)
 {

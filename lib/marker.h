@@ -13,6 +13,10 @@
 size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error);
 /* done_rank<RANK> into NAME. */
 void mad_marker_name(char *name, size_t size, long rank);
+/* step<STEP>_rank<RANK> into NAME: the marker of one task of an srun step
+ * in nodes fan-out, written by the plugin's task_exit (SPEC §8).  Safe in
+ * a forked child, as mad_marker_name(). */
+void mad_step_marker_name(char *name, size_t size, long step, long rank);
 /* Writes the marker (once; an existing one is kept): 0, or -1 with ERR.
  * With ERR NULL, safe in a forked child: system calls only. */
 int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,

@@ -324,11 +324,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* Writes the batch script's marker as the job's user: a child drops every
- * id before it touches the user's folder, so a planted symlink never makes
- * root write through it.  The child makes system calls only. */
+/* Writes the marker NAME (the batch script's, or a step task's) as the
+ * job's user: a child drops every id before it touches the user's folder,
+ * so a planted symlink never makes root write through it.  The child makes
+ * system calls only. */
 static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
-				 const char *content, size_t len)
+				 const char *name, const char *content, size_t len)
 {
 	uid_t uid;
 	gid_t gid;
@@ -351,40 +352,51 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 			_exit(125);
 		if (mkdir(c->job_dir, 0755) && errno != EEXIST)
 			_exit(126);
-		_exit(mad_marker_write(c->job_dir, c->rank, content, len, NULL, 0) ? 127 : 0);
+		_exit(mad_write_file(c->job_dir, name, content, len, 0, NULL, 0) ? 127 : 0);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		mad_error("could not write the completion marker in '%s' as uid %u",
-			  c->job_dir, (unsigned)uid);
+		mad_error("could not write the completion marker '%s/%s' as uid %u",
+			  c->job_dir, name, (unsigned)uid);
 }
 
-/* The batch script ended: leave its completion marker (SPEC §8).  Runs as
- * root in slurmstepd; spur calls it with an empty env and mad-mark does
- * this there. */
+/* A task ended: the batch script leaves its completion marker, and in
+ * nodes fan-out each task of an srun step leaves step<S>_rank<R>, so a
+ * failure names its node, task and step (SPEC §8).  Runs as root in
+ * slurmstepd; spur calls it with an empty env and mad-mark does this
+ * there. */
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	struct mad_options o;
 	struct mad_facts f;
 	struct mad_contract c;
-	char err[ERR_MAX], nodelist[65536], content[1024];
+	char err[ERR_MAX], nodelist[65536], content[1024], name[64];
 	int wstatus, status;
 	size_t len;
 
 	if (job_options(sp, ac, av, &o, err, sizeof(err)) <= 0)
 		return 0;
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
-	if (!f.batch_step || !*o.value[OPT_RUN_DIR])
+	if (!*o.value[OPT_RUN_DIR] || f.host_lacks_options ||
+	    (!f.batch_step && f.step_id == MAD_NONE))
 		return 0;
 	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)))
 		return 0; /* task_init already failed the job and said why */
+	/* array tasks share one folder, where their steps' names would collide */
+	if (!f.batch_step && c.fanout != MAD_FANOUT_NODES)
+		return 0;
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &wstatus) != ESPANK_SUCCESS)
 		return 0;
 	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
-	len = mad_marker_format(content, sizeof(content), status, c.rank, c.collect_job_id, NULL);
+	if (f.batch_step)
+		mad_marker_name(name, sizeof(name), c.rank);
+	else
+		mad_step_marker_name(name, sizeof(name), c.step_id, c.task_rank);
+	len = mad_marker_format(content, sizeof(content), status,
+				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL);
 	if (len)
-		write_marker_as_user(sp, &c, content, len);
+		write_marker_as_user(sp, &c, name, content, len);
 	return 0;
 }

@@ -18,8 +18,8 @@
 #include "job/job.h"
 #include "marker.h"
 #include "options.h"
-#include "plugstack.h"
-#include "queue.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 #include "shquote.h"
 #include "strbuf.h"
 
@@ -182,7 +182,8 @@ int main(int argc, char **argv)
 	why = getenv("MAD_ERROR");
 	if (why && *why)
 		die("the job cannot run: %s (MAD_ERROR)", why);
-	mad_site_args(&site, "mad-env", &site_ac, &site_av);
+	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
+		tool_error("warning: %s", err);
 	if (mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac, site_av, err,
 			     sizeof(err)))
 		die("%s", err);

@@ -10,7 +10,7 @@
 #include "job/job.h"
 #include "marker.h"
 #include "options.h"
-#include "plugstack.h"
+#include "wait/plugstack.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +37,8 @@ int main(int argc, char **argv)
 	if (status == MAD_NONE || status > 255)
 		return usage_error("usage: mad-mark STATUS, STATUS an exit status 0-255 (got '%s')",
 				   argc >= 2 ? argv[1] : "");
-	mad_site_args(&site, "mad-mark", &site_ac, &site_av);
+	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
+		tool_error("warning: %s", err);
 	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
 			      site_av, err, sizeof(err));
 	if (rc)

@@ -6,11 +6,12 @@
 
 #include "clock.h"
 #include "common.h"
-#include "follow.h"
 #include "options.h"
-#include "plugstack.h"
-#include "queue.h"
-#include "wait.h"
+#include "strbuf.h"
+#include "wait/follow.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
+#include "wait/wait.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -47,6 +48,8 @@ static const char usage[] =
 	"                             (default 5m: spur lists new jobs late)\n"
 	"      --unknown-budget DURATION give up (exit 3) when squeue fails this long\n"
 	"                             (default 5m)\n"
+	"      --no-requeue           a failed marker ends the wait even when the job is\n"
+	"                             requeued (default: the final attempt decides)\n"
 	"  -f, --follow[=PATTERN]     stream each rank's output file, prefixed by rank\n"
 	"                             (default slurm-%A_%a.out for arrays, else slurm-%j.out)\n"
 	"  -j, --json                 print the outcome as JSON on stdout\n"
@@ -110,7 +113,7 @@ static int duration_opt(const char *name, const char *arg, double *out, int zero
 
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { OPT_STARTUP = 256, OPT_BUDGET };
+	enum { OPT_STARTUP = 256, OPT_BUDGET, OPT_NO_REQUEUE };
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "nnodes", required_argument, NULL, 'n' },
@@ -119,6 +122,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "grace", required_argument, NULL, 'g' },
 		{ "startup-grace", required_argument, NULL, OPT_STARTUP },
 		{ "unknown-budget", required_argument, NULL, OPT_BUDGET },
+		{ "no-requeue", no_argument, NULL, OPT_NO_REQUEUE },
 		{ "follow", optional_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -158,6 +162,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case 'g': rc = duration_opt("--grace", optarg, &c->cfg.grace, 1); break;
 		case OPT_STARTUP: rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1); break;
 		case OPT_BUDGET: rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1); break;
+		case OPT_NO_REQUEUE: c->cfg.no_requeue = 1; break;
 		case 'f':
 			c->following = 1;
 			c->follow = optarg;
@@ -243,6 +248,7 @@ struct watch {
 	int fd;                      /* inotify, or -1 (then only re-reads) */
 	int run_wd;
 	int job_wd[JOBS_MAX];
+	long job_restart[JOBS_MAX];  /* the attempt JOB_WD watches */
 };
 
 static void watch_init(struct watch *w, const char *run_dir, int n)
@@ -256,10 +262,15 @@ static void watch_init(struct watch *w, const char *run_dir, int n)
 
 static void watch_jobs(struct watch *w, struct mad_wait_job *jobs, int n)
 {
-	for (int i = 0; i < n && w->fd >= 0; i++)
-		if (w->job_wd[i] < 0 && jobs[i].dir_seen)
-			w->job_wd[i] = inotify_add_watch(w->fd, jobs[i].dir,
-							 IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+	for (int i = 0; i < n && w->fd >= 0; i++) {
+		if (!jobs[i].dir_seen || (w->job_wd[i] >= 0 && w->job_restart[i] == jobs[i].restart))
+			continue;
+		if (w->job_wd[i] >= 0) /* a newer attempt's folder */
+			inotify_rm_watch(w->fd, w->job_wd[i]);
+		w->job_wd[i] = inotify_add_watch(w->fd, jobs[i].dir,
+						 IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+		w->job_restart[i] = jobs[i].restart;
+	}
 }
 
 /* Sleeps until an event, a signal or TIMEOUT seconds; 1 when woken by an
@@ -300,7 +311,7 @@ static const char *verdict_name(int v)
 }
 
 static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
-		     double elapsed, int tty, int final)
+		     int asked, double elapsed, int tty, int final)
 {
 	static char last[4096];
 	char line[4096];
@@ -310,15 +321,19 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 		return;
 	for (int i = 0; i < n && off < sizeof(line) - 256; i++) {
 		const struct mad_wait_job *j = &jobs[i];
-		char expected[32] = "?", failed[48] = "";
+		char expected[32] = "?", failed[96] = "", attempt[32] = "";
 
 		if (j->expected > 0)
 			snprintf(expected, sizeof(expected), "%ld", j->expected);
 		if (j->nfailed)
-			snprintf(failed, sizeof(failed), ", %ld failed", j->nfailed);
-		off += (size_t)snprintf(line + off, sizeof(line) - off, "%sjob %ld: %ld/%s done%s, %s",
-					i ? "; " : "", j->id, j->ndone, expected, failed,
-					*j->state ? j->state : j->seen ? "gone" : "not listed yet");
+			snprintf(failed, sizeof(failed), ", %ld failed%s", j->nfailed,
+				 j->rerun == RERUN_YES ? " (requeued: waiting for the next attempt)" : "");
+		if (j->restart > 0)
+			snprintf(attempt, sizeof(attempt), " (attempt %ld)", j->restart + 1);
+		off += (size_t)snprintf(line + off, sizeof(line) - off, "%sjob %ld%s: %ld/%s done%s, %s",
+					i ? "; " : "", j->id, attempt, j->ndone, expected, failed,
+					*j->state ? j->state : !asked ? "not asked yet" :
+					j->seen ? "gone" : "not listed yet");
 	}
 	if (tty) {
 		fprintf(stderr, "\r\033[Kmad-wait: %s (%.0f s)%s", line, elapsed, final ? "\n" : "");
@@ -328,8 +343,62 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 	snprintf(last, sizeof(last), "%s", line);
 }
 
+/* What a marker said, into O. */
+static void json_outcome(cJSON *o, enum mad_rank_state state, long status, const char *host,
+			 long time)
+{
+	cJSON_AddStringToObject(o, "status", rank_state_name(state));
+	if (state == RANK_INVALID)
+		cJSON_AddNullToObject(o, "exit");
+	else
+		cJSON_AddNumberToObject(o, "exit", (double)status);
+	cJSON_AddStringToObject(o, "host", host);
+	if (time >= 0)
+		cJSON_AddNumberToObject(o, "time", (double)time);
+	else
+		cJSON_AddNullToObject(o, "time");
+}
+
+/* RANKS, MISSING and TASKS of attempt A into O. */
+static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
+{
+	cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+	cJSON *missing = cJSON_AddArrayToObject(o, "missing");
+	cJSON *tasks = cJSON_AddArrayToObject(o, "tasks");
+	long nr = a->expected > 0 ? a->expected : a->nrank;
+
+	for (long r = 0; r < nr; r++) {
+		const struct mad_rank *k = r < a->nrank ? &a->rank[r] : NULL;
+		cJSON *ro;
+
+		if (!k || k->state == RANK_MISSING || k->state == RANK_EMPTY) {
+			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)r));
+			continue;
+		}
+		ro = cJSON_CreateObject();
+		cJSON_AddNumberToObject(ro, "rank", (double)r);
+		json_outcome(ro, k->state, k->status, k->host, k->time);
+		if (*k->note)
+			cJSON_AddStringToObject(ro, "error", k->note);
+		cJSON_AddItemToArray(ranks, ro);
+	}
+	/* the srun steps' tasks (nodes fan-out): they name a failure's node */
+	for (long i = 0; i < a->ntask; i++) {
+		const struct mad_step_task *t = &a->task[i];
+		cJSON *to;
+
+		if (t->state == RANK_MISSING || t->state == RANK_EMPTY)
+			continue;
+		to = cJSON_CreateObject();
+		cJSON_AddNumberToObject(to, "step", (double)t->step);
+		cJSON_AddNumberToObject(to, "task", (double)t->task);
+		json_outcome(to, t->state, t->status, t->host, t->time);
+		cJSON_AddItemToArray(tasks, to);
+	}
+}
+
 static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int code,
-		   double elapsed, long squeue_calls, const char *why)
+		   double elapsed, long squeue_calls, int asked, const char *why)
 {
 	cJSON *root, *arr;
 	char *text;
@@ -353,43 +422,36 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 	arr = cJSON_AddArrayToObject(root, "jobs");
 	for (int i = 0; i < n; i++) {
 		const struct mad_wait_job *j = &jobs[i];
-		cJSON *o = cJSON_CreateObject(), *ranks, *missing;
-		long nr = j->expected > 0 ? j->expected : j->nrank;
+		cJSON *o = cJSON_CreateObject(), *attempts;
+		struct mad_wait_attempt a;
 
 		cJSON_AddNumberToObject(o, "job_id", (double)j->id);
 		cJSON_AddStringToObject(o, "verdict", verdict_name(j->verdict == WAIT_PENDING ? code : j->verdict));
 		cJSON_AddStringToObject(o, "reason", j->verdict == WAIT_PENDING ? why : j->reason);
 		cJSON_AddStringToObject(o, "dir", j->dir);
+		cJSON_AddNumberToObject(o, "attempt", (double)(j->restart + 1));
 		if (j->expected > 0)
 			cJSON_AddNumberToObject(o, "expected", (double)j->expected);
 		else
 			cJSON_AddNullToObject(o, "expected");
-		cJSON_AddStringToObject(o, "scheduler_state", *j->state ? j->state : j->seen ? "GONE" : "NOT_LISTED");
-		ranks = cJSON_AddArrayToObject(o, "ranks");
-		missing = cJSON_AddArrayToObject(o, "missing");
-		for (long r = 0; r < nr; r++) {
-			const struct mad_rank *k = r < j->nrank ? &j->rank[r] : NULL;
-			cJSON *ro;
+		cJSON_AddStringToObject(o, "scheduler_state", *j->state ? j->state : !asked ? "NOT_ASKED" :
+					j->seen ? "GONE" : "NOT_LISTED");
+		/* the final attempt's, which decide; then every attempt */
+		mad_wait_attempt_view(j, j->npast, &a);
+		json_attempt(o, &a);
+		attempts = cJSON_AddArrayToObject(o, "attempts");
+		for (long k = 0; k <= j->npast; k++) {
+			cJSON *ao = cJSON_CreateObject();
 
-			if (!k || k->state == RANK_MISSING || k->state == RANK_EMPTY) {
-				cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)r));
-				continue;
-			}
-			ro = cJSON_CreateObject();
-			cJSON_AddNumberToObject(ro, "rank", (double)r);
-			cJSON_AddStringToObject(ro, "status", rank_state_name(k->state));
-			if (k->state == RANK_INVALID)
-				cJSON_AddNullToObject(ro, "exit");
+			mad_wait_attempt_view(j, k, &a);
+			cJSON_AddNumberToObject(ao, "attempt", (double)(a.restart + 1));
+			cJSON_AddStringToObject(ao, "dir", a.dir);
+			if (a.expected > 0)
+				cJSON_AddNumberToObject(ao, "expected", (double)a.expected);
 			else
-				cJSON_AddNumberToObject(ro, "exit", (double)k->status);
-			cJSON_AddStringToObject(ro, "host", k->host);
-			if (k->time >= 0)
-				cJSON_AddNumberToObject(ro, "time", (double)k->time);
-			else
-				cJSON_AddNullToObject(ro, "time");
-			if (*k->note)
-				cJSON_AddStringToObject(ro, "error", k->note);
-			cJSON_AddItemToArray(ranks, ro);
+				cJSON_AddNullToObject(ao, "expected");
+			json_attempt(ao, &a);
+			cJSON_AddItemToArray(attempts, ao);
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -450,6 +512,7 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 
 static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n, int flush)
 {
+	struct strbuf lines = STRBUF_INIT;
 	long k = 0;
 	FILE *out = c->json ? stderr : stdout;
 
@@ -459,17 +522,21 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 		const char *pat = c->follow ? c->follow : jobs[i].array ? "slurm-%A_%a.out" : "slurm-%j.out";
 		long count = mad_follow_per_rank(pat) ? jobs[i].expected : 1;
 
-		for (long r = 0; r < count && k < fl->nfiles; r++, k++)
-			mad_follow_poll(&fl->files[k], jobs[i].id, out, flush);
+		for (long r = 0; r < count && k < fl->nfiles; r++, k++) {
+			mad_follow_poll(&fl->files[k], jobs[i].id, &lines, flush);
+			if (lines.len) {
+				fwrite(lines.buf, 1, lines.len, out);
+				sb_reset(&lines);
+			}
+		}
 	}
+	if (lines.failed)
+		fprintf(stderr, "mad-wait: out of memory following the output\n");
+	fflush(out);
+	sb_free(&lines);
 }
 
 /* ------------------------------------------------------------ main loop */
-
-static double jitter(double v)
-{
-	return v * (0.9 + 0.2 * ((double)rand() / RAND_MAX));
-}
 
 int main(int argc, char **argv)
 {
@@ -478,11 +545,10 @@ int main(int argc, char **argv)
 	struct cli c;
 	struct watch w;
 	struct follower fl = { NULL, 0, 0 };
+	struct mad_wait_timing t;
 	struct sigaction sa;
-	char from[4200], err[1024], why[1024] = "";
-	double start, deadline, next_queue, next_scan = 0, unknown_since = 0, backoff = 2, guard_interval;
-	long squeue_calls = 0;
-	int n, rc, code = WAIT_PENDING, tty = isatty(2), woke = 1, default_timeout;
+	char from[4200], err[1024];
+	int n, rc, code, tty = isatty(2);
 
 	memset(&c, 0, sizeof(c));
 	rc = parse_cli(argc, argv, &c);
@@ -494,6 +560,10 @@ int main(int argc, char **argv)
 	if ((rc = find_run_dir(&c, from, sizeof(from))) ||
 	    (rc = parse_job_ids(n, argv + optind, jobs, c.run_dir)))
 		return rc;
+	c.cfg.interval = c.interval;
+	c.cfg.unknown_budget = c.unknown_budget;
+	c.cfg.timeout = c.timeout;
+	c.cfg.scan_period = c.following ? 0.25 : 1.0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: poll returns at once */
@@ -503,133 +573,60 @@ int main(int argc, char **argv)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	watch_init(&w, c.run_dir, n);
 
-	start = mad_monotonic();
-	default_timeout = c.timeout < 0;
-	deadline = start + (default_timeout ? DAY : c.timeout);
-	/* The first squeue a little later: markers often answer first, and a
-	 * minute's wait then costs two calls. */
-	next_queue = start + fmin(c.interval, 10);
-	guard_interval = c.interval / 1.5;
+	/* The policy (lib/wait/wait.h) says what to do next; here is the I/O. */
+	mad_wait_timing_init(&t, &c.cfg, mad_monotonic());
 	for (;;) {
-		double now = mad_monotonic(), wait;
-		int decided = 0, failed = 0;
+		double now = mad_monotonic();
+		struct mad_wait_step step;
+		size_t k;
 
 		if (got_signal) {
-			code = got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal;
-			snprintf(why, sizeof(why), "interrupted by signal %d; the job is left alone", (int)got_signal);
-			break;
+			snprintf(err, sizeof(err), "interrupted by signal %d; the job is left alone",
+				 (int)got_signal);
+			mad_wait_end(&t, jobs, n, got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal, err);
 		}
-		if (woke || now >= next_scan) {
+		step = mad_wait_next(&t, jobs, n, &c.cfg, now);
+		switch (step.action) {
+		case MAD_WAIT_END:
+			break;
+		case MAD_WAIT_SCAN:
 			for (int i = 0; i < n; i++) {
 				if (jobs[i].verdict != WAIT_PENDING)
 					continue;
 				if (mad_wait_scan(&jobs[i], &c.cfg, now, err, sizeof(err)) < 0) {
 					fprintf(stderr, "mad-wait: job %ld: %s\n", jobs[i].id, err);
-					code = WAIT_USAGE;
-					goto done;
+					mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
+					break;
 				}
 			}
 			watch_jobs(&w, jobs, n);
-			next_scan = now + (c.following ? 0.25 : 1.0);
+			mad_wait_scanned(&t, &c.cfg, now);
+			if (follow_setup(&c, &fl, jobs, n))
+				mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
+			follow_poll(&c, &fl, jobs, n, 0);
+			continue;
+		case MAD_WAIT_ASK:
+			k = mad_wait_queue_ids(jobs, n, entries);
+			if (mad_queue_ask(entries, k, SQUEUE_TIMEOUT, err, sizeof(err)) == 0)
+				mad_wait_answered(&t, jobs, n, entries, &c.cfg, mad_monotonic(),
+						  (double)rand() / RAND_MAX);
+			else if (!mad_wait_unanswered(&t, jobs, n, &c.cfg, mad_monotonic(), err) && !c.quiet)
+				fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
+			continue;
+		case MAD_WAIT_SLEEP:
+			progress(&c, jobs, n, t.answered, now - t.start, tty, 0);
+			if (watch_sleep(&w, step.at - mad_monotonic()))
+				mad_wait_woken(&t);
+			continue;
 		}
-		for (int i = 0; i < n; i++) {
-			int v = mad_wait_decide(&jobs[i], &c.cfg, now);
-
-			decided += v != WAIT_PENDING;
-			failed |= v == WAIT_FAILED;
-		}
-		if (follow_setup(&c, &fl, jobs, n)) {
-			code = WAIT_USAGE;
-			break;
-		}
-		follow_poll(&c, &fl, jobs, n, 0);
-		if (failed || decided == n) {
-			code = WAIT_OK;
-			for (int i = 0; i < n; i++)
-				if (jobs[i].verdict != WAIT_OK && jobs[i].verdict != WAIT_PENDING &&
-				    (code == WAIT_OK || jobs[i].verdict < code))
-					code = jobs[i].verdict;
-			break;
-		}
-		if (now >= deadline) {
-			char missing[512];
-
-			code = WAIT_TIMEOUT;
-			for (int i = 0; i < n; i++)
-				if (jobs[i].verdict == WAIT_PENDING) {
-					mad_wait_missing(&jobs[i], missing, sizeof(missing));
-					snprintf(jobs[i].reason, sizeof(jobs[i].reason),
-						 "timed out after %.0f s with %s%s", now - start,
-						 *missing ? "ranks missing: " : "no marker yet",
-						 missing);
-					jobs[i].verdict = WAIT_TIMEOUT;
-				}
-			break;
-		}
-		if (now >= next_queue) {
-			int k = 0, confirming = 0;
-
-			for (int i = 0; i < n; i++)
-				if (jobs[i].verdict == WAIT_PENDING)
-					entries[k++].id = jobs[i].id;
-			squeue_calls++;
-			if (k && mad_queue_ask(entries, (size_t)k, SQUEUE_TIMEOUT, err, sizeof(err)) == 0) {
-				double latest = start;
-				int unlimited = 0;
-
-				now = mad_monotonic();
-				unknown_since = 0;
-				backoff = 2;
-				for (int i = 0, e = 0; i < n; i++) {
-					struct mad_wait_job *j = &jobs[i];
-
-					if (j->verdict != WAIT_PENDING)
-						continue;
-					mad_wait_observe(j, &entries[e++], &c.cfg, start, now);
-					confirming |= j->gone_polls > 0 && j->gone_polls < c.cfg.gone_polls;
-					if (j->time_limit < 0)
-						unlimited = 1;
-					else if (j->listing != LISTING_ABSENT) /* a pending job's clock has not started */
-						latest = fmax(latest, (strcmp(j->state, "PENDING") ? start : now) + (double)j->time_limit);
-				}
-				if (default_timeout && !unlimited && latest > start)
-					deadline = fmax(start + 60, latest + 600 + c.cfg.grace);
-				/* Markers decide, so the guard may slow down: x1.5 per
-				 * call up to 4 intervals (30 s, 45 s, ... 2 min by
-				 * default); confirming a disappearance is fast. */
-				guard_interval = fmin(guard_interval * 1.5, 4 * c.interval);
-				next_queue = now + (confirming ? fmin(c.interval, 5) : jitter(guard_interval));
-			} else if (k) {
-				now = mad_monotonic();
-				if (!unknown_since)
-					unknown_since = now;
-				if (!c.quiet)
-					fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
-				if (now - unknown_since >= c.unknown_budget) {
-					snprintf(why, sizeof(why), "the scheduler could not be asked for %.0f s: %.700s",
-						 now - unknown_since, err);
-					code = WAIT_UNKNOWN;
-					break;
-				}
-				next_queue = now + fmin(fmin(backoff, c.interval),
-							unknown_since + c.unknown_budget - now);
-				backoff *= 2;
-			}
-		}
-		progress(&c, jobs, n, now - start, tty, 0);
-		wait = fmin(fmin(next_scan, next_queue), deadline) - mad_monotonic();
-		woke = watch_sleep(&w, wait);
+		code = step.code;
+		break;
 	}
-done:
 	follow_poll(&c, &fl, jobs, n, 1);
-	progress(&c, jobs, n, mad_monotonic() - start, tty, 1);
-	if (code == WAIT_UNKNOWN || code >= WAIT_INTERRUPTED)
-		for (int i = 0; i < n; i++)
-			if (jobs[i].verdict == WAIT_PENDING)
-				snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
-	report(&c, jobs, n, code, mad_monotonic() - start, squeue_calls, why);
-	for (long k = 0; k < fl.nfiles; k++)
-		mad_follow_close(&fl.files[k]);
+	progress(&c, jobs, n, t.answered, mad_monotonic() - t.start, tty, 1);
+	report(&c, jobs, n, code, mad_monotonic() - t.start, t.squeue_calls, t.answered, t.why);
+	for (long f = 0; f < fl.nfiles; f++)
+		mad_follow_close(&fl.files[f]);
 	free(fl.files);
 	for (int i = 0; i < n; i++)
 		mad_wait_job_free(&jobs[i]);

@@ -179,19 +179,27 @@ submit() {
 	[[ -z $jobid ]] || "$AS_USER" scancel "$jobid"
 }
 
-@test "markers: a planted symlink never makes root write through it" {
-	victim=$MAD_CLUSTER_DIR/root-only
+# A held job (sbatch ARGS...) whose marker NAME is a symlink, planted by the
+# user, to $victim/file, a root-owned file; runs it to its end.
+planted_link_job() {
+	local name=$1
+	shift
+	victim=$MAD_CLUSTER_DIR/root-only-$name
 	rm -rf "$victim" && mkdir -m 0755 "$victim" && echo original >"$victim/file"
-	# (a) the marker path is a symlink to a root-owned file
-	run "$AS_USER" sbatch --parsable --hold --mad-model=m --wrap 'exit 3'
+	run "$AS_USER" sbatch --parsable --hold "$@"
 	jobid=${output%%;*}
 	"$AS_USER" mkdir -p "$run_dir/$jobid"
-	"$AS_USER" ln -s "$victim/file" "$run_dir/$jobid/done_rank0"
+	"$AS_USER" ln -s "$victim/file" "$run_dir/$jobid/$name"
 	"$AS_USER" scontrol release "$jobid"
 	for _ in $(seq 60); do
 		[[ -z $("$AS_USER" squeue -h -j "$jobid" 2>/dev/null) ]] && break
 		sleep 0.5
 	done
+}
+
+@test "markers: a planted symlink never makes root write through it" {
+	# (a) the marker path is a symlink to a root-owned file
+	planted_link_job done_rank0 --mad-model=m --wrap 'exit 3'
 	[[ $(cat "$victim/file") == original ]]
 	[[ -L $run_dir/$jobid/done_rank0 ]]
 	# (b) the run folder itself is a symlink to a root-owned folder
@@ -200,6 +208,16 @@ submit() {
 	[[ $(ls "$victim") == file ]]
 	# nothing in the run folder is owned by root
 	[[ -z $(find "$run_dir" -user root) ]]
+}
+
+@test "step markers: a symlink planted at a task's marker path never makes root write through it" {
+	planted_link_job step0_rank1 --nodes=2 --mad-model=m --output=/dev/null \
+		--wrap 'srun --nodes=2 --ntasks=2 sh -c "exit 4"'
+	[[ $(cat "$victim/file") == original ]]
+	[[ -L $run_dir/$jobid/step0_rank1 ]]
+	# the other task's marker is there, the user's, with its status
+	[[ $(head -1 "$run_dir/$jobid/step0_rank0") == 4 ]]
+	[[ -z $(find "$run_dir/$jobid" -user root) ]]
 }
 
 @test "scancel while peers wait for rank 0: the tasks end at once, no node drains" {

@@ -170,6 +170,130 @@ waitfor() {
 	[[ ${status:-0} == 0 ]]
 }
 
+# Waits until job $1 is RUNNING.
+running() {
+	for _ in $(seq 100); do
+		[[ $("$AS_USER" squeue -h -j "$1" -o %T) == RUNNING ]] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# SLURM holds a requeued job back for two minutes (BeginTime): now instead.
+release_requeued() {
+	for _ in $(seq 100); do
+		[[ $("$AS_USER" squeue -h -j "$1" -o %T) == PENDING ]] && break
+		sleep 0.2
+	done
+	"$AS_USER" scontrol update jobid="$1" StartTime=now
+}
+
+# mad-wait in the background as the test user; waitfor_end collects it.
+waitfor_bg() {
+	"$AS_USER" mad-wait "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	waiter=$!
+}
+
+waitfor_end() {
+	status=0
+	wait "$waiter" || status=$?
+	output=$(cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err")
+	echo "mad-wait -> $status"
+	echo "$output"
+}
+
+# A job that sleeps in its first attempt and exits $1 in the next ones.
+requeue_job() {
+	sbatch_id --requeue --nodes=1 --mad-model=m --output=/dev/null "$@" \
+		--wrap "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 60; fi; exit $second"
+}
+
+@test "requeue: scontrol requeue kills the first attempt, the second succeeds: exit 0, both attempts in the JSON" {
+	second=0 requeue_job
+	waitfor_bg --json --interval 2 "$jobid"
+	running "$jobid"
+	sleep 1
+	"$AS_USER" scontrol requeue "$jobid"
+	release_requeued "$jobid"
+	waitfor_end
+	[[ $status == 0 ]]
+	assert_output --partial '"verdict":	"success"'
+	assert_output --partial "\"dir\":	\"$run_dir/$jobid\""
+	assert_output --partial "\"dir\":	\"$run_dir/$jobid.1\""
+	assert_output --partial '"exit":	143'
+	assert_output --partial "job $jobid: attempt 2: rank 0 exited 0"
+	assert_output --partial "job $jobid (attempt 2): "
+	[[ $(grep -c '"attempt":	[12],' "$BATS_TEST_TMPDIR/out") == 3 ]] # the job's, then both
+}
+
+@test "requeue: the second attempt fails: exit 1 naming attempt 2" {
+	second=5 requeue_job
+	waitfor_bg --interval 2 "$jobid"
+	running "$jobid"
+	sleep 1
+	"$AS_USER" scontrol requeue "$jobid"
+	release_requeued "$jobid"
+	waitfor_end
+	[[ $status == 1 ]]
+	assert_output --partial "job $jobid: attempt 2: rank 0 failed with exit status 5 on n"
+}
+
+@test "requeue: --no-requeue ends the wait with the first attempt's failure, exit 1" {
+	second=0 requeue_job
+	waitfor_bg --no-requeue --interval 2 "$jobid"
+	running "$jobid"
+	sleep 1
+	"$AS_USER" scontrol requeue "$jobid"
+	waitfor_end
+	"$AS_USER" scancel "$jobid"
+	[[ $status == 1 ]]
+	assert_output --partial "job $jobid: rank 0 failed with exit status 143 (signal 15"
+	refute_output --partial "attempt 2"
+}
+
+@test "preemption: a low-priority job requeued by a high-priority one, then re-run: exit 0 after the re-run" {
+	[[ $("$AS_USER" scontrol show config) == *preempt/partition_prio* ]] ||
+		{ echo "the cluster runs without preemption (MAD_CLUSTER_PREEMPT=0)"; return 1; }
+	second=0 requeue_job --partition=low --nodes=4 --exclusive
+	waitfor_bg --json --interval 2 "$jobid"
+	running "$jobid"
+	sleep 1
+	run "$AS_USER" sbatch --parsable --partition=high --nodes=1 --output=/dev/null --wrap 'sleep 1'
+	assert_success
+	high=${output%%;*}
+	release_requeued "$jobid"
+	waitfor_end
+	[[ $status == 0 ]]
+	assert_output --partial "job $jobid: attempt 2: rank 0 exited 0"
+	assert_output --partial '"exit":	143'
+	run "$AS_USER" scontrol show job "$high"
+	refute_output --partial "JobState=PENDING"
+}
+
+@test "nodes fan-out, 4 nodes x 2 tasks, task 5 exits 3: the batch marker decides, step 0 task 5 named with its node" {
+	# the script goes on after srun: its marker says 0, the verdict is success
+	sbatch_id --nodes=4 --ntasks-per-node=2 --mad-model=m --output=/dev/null \
+		--wrap 'srun sh -c "[ \$SLURM_PROCID = 5 ] && exit 3; exit 0"; true'
+	waitfor --json --interval 2 "$jobid"
+	assert_success
+	node=$(awk '/^host=/ { sub("host=", ""); print }' "$run_dir/$jobid/step0_rank5")
+	[[ $node == n3 ]] # tasks 4 and 5 on the third node
+	assert_output --partial "job $jobid: rank 0 exited 0; step 0 task 5 on n3 exited 3"
+	assert_output --partial '"task":	5,
+					"status":	"failed",
+					"exit":	3,
+					"host":	"n3",'
+	# the same step with the script's status its own: the batch marker's 3 decides
+	sbatch_id --nodes=4 --ntasks-per-node=2 --mad-model=m --output=/dev/null \
+		--wrap 'srun sh -c "[ \$SLURM_PROCID = 5 ] && kill -SEGV \$\$; exit 0"'
+	waitfor --interval 2 "$jobid"
+	assert_failure 1
+	assert_output --partial "job $jobid: rank 0 failed with exit status"
+	assert_output --partial "; step 0 task 5 on n3 exited 139 (signal 11, Segmentation fault)"
+	# every task wrote its marker as the job's user
+	[[ $(find "$run_dir/$jobid" -name 'step0_rank*' -user "$MAD_CLUSTER_USER" | wc -l) == 8 ]]
+}
+
 @test "spur: startup window where squeue lists nothing, no false failure; array fan-out via mad-env/mad-mark" {
 	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spank-host
 	cp "$host" "$MAD_CLUSTER_SHARED/spank-host"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # mad-wait on fake run folders with a fake squeue first on PATH (the cluster
 # tests use real jobs): usage, finding the run folder, bad markers, several
-# jobs, Ctrl-C, and the cost of a poll over 1,024 ranks.
+# jobs, Ctrl-C, requeued attempts, step tasks, and the cost of a poll over
+# 1,024 ranks and over a step of 1,024 tasks.
 
 bats_require_minimum_version 1.5.0
 
@@ -154,22 +155,93 @@ expect() { # job count
 	grep -q "interrupted by signal 2; the job is left alone" "$BATS_TEST_TMPDIR/err"
 }
 
-@test "1,024 ranks: a poll is one directory read, not 1,024 opens" {
-	require strace "counts system calls"
-	expect 60 1024
-	for ((r = 0; r < 1023; r++)); do printf '0\n' >"$run_dir/60/done_rank$r"; done
-	printf '60 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+# mad-wait on JOB for 6 s (about 6 polls) under strace: $opens and $reads.
+poll_cost() {
+	printf '%s RUNNING 10\n' "$1" >"$BATS_TEST_TMPDIR/queue"
 	# LeakSanitizer cannot run under ptrace (the ASan build runs this too)
 	run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		strace -f -c -o "$BATS_TEST_TMPDIR/strace" -e trace=openat,getdents64 \
-		mad-wait -d "$run_dir" --timeout 6 --interval 60 60
+		mad-wait -d "$run_dir" --timeout 6 --interval 60 "$1"
 	assert_failure 124
 	cat "$BATS_TEST_TMPDIR/strace"
 	opens=$(awk '$NF == "openat" { print $4 }' "$BATS_TEST_TMPDIR/strace")
 	reads=$(awk '$NF == "getdents64" { print $4 }' "$BATS_TEST_TMPDIR/strace")
 	echo "openat: $opens, getdents64: $reads over about 6 polls"
+}
+
+@test "1,024 ranks: a poll is one directory read, not 1,024 opens" {
+	require strace "counts system calls"
+	expect 60 1024
+	for ((r = 0; r < 1023; r++)); do printf '0\n' >"$run_dir/60/done_rank$r"; done
+	poll_cost 60
 	# 1,023 markers read once, plus the program's own files; never again per poll
 	((opens < 1023 + 150))
 	((reads >= 6 * 2))
 	# and without inotify's help too: the same with a poll per second
+}
+
+@test "before squeue first answers, the progress says 'not asked yet'" {
+	expect 70 1
+	run mad-wait -d "$run_dir" --json --timeout 2 70
+	assert_failure 124
+	assert_output --partial "mad-wait: job 70: 0/1 done, not asked yet"
+	refute_output --partial "not listed yet"
+	assert_output --partial '"scheduler_state":	"NOT_ASKED"'
+	[[ ! -e $BATS_TEST_TMPDIR/squeue.calls ]]
+}
+
+@test "a requeued job: the failed attempt does not end the wait, the next decides; --no-requeue ends it" {
+	expect 71 1
+	marker 71 0 '143\nhost=n1\n'
+	printf '71 PENDING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	(sleep 1.5; expect 71.1 1; marker 71.1 0 '0\nhost=n2\n') &
+	run mad-wait -d "$run_dir" --json --interval 1 71
+	assert_success
+	assert_output --partial "job 71: 0/1 done, 1 failed (requeued: waiting for the next attempt), PENDING"
+	assert_output --partial "job 71: attempt 2: rank 0 exited 0"
+	assert_output --partial "\"dir\":	\"$run_dir/71\""
+	assert_output --partial "\"dir\":	\"$run_dir/71.1\""
+	assert_output --partial '"exit":	143'
+	# asked at once about the failure, not after the first interval only
+	(($(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") >= 1))
+	run mad-wait -d "$run_dir" --no-requeue 71
+	assert_success # 71.1 is there already: the newest attempt decides
+	expect 72 1
+	marker 72 0 '143\n'
+	printf '72 PENDING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --no-requeue --timeout 10 72
+	assert_failure 1
+	assert_output --partial "rank 0 failed with exit status 143 (signal 15, Terminated)"
+	# requeued forever: the timeout, saying why
+	run mad-wait -d "$run_dir" --timeout 3 72
+	assert_failure 124
+	assert_output --partial "still being re-run after a failed marker (state PENDING)"
+	# not re-run (the job failed): the failure stands
+	printf '72 FAILED 10\n' >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 72
+	assert_failure 1
+}
+
+@test "step tasks: a failure is named with its step, task and node; the batch marker decides" {
+	expect 73 1
+	marker 73 0 '0\nhost=n1\n'
+	for ((r = 0; r < 8; r++)); do printf '0\nhost=n%d\n' $((r / 2 + 1)) >"$run_dir/73/step0_rank$r"; done
+	printf '3\nhost=n3\ntime=5\n' >"$run_dir/73/step0_rank5"
+	run mad-wait -d "$run_dir" --json 73
+	assert_success
+	assert_output --partial "job 73: rank 0 exited 0; step 0 task 5 on n3 exited 3"
+	assert_output --partial '"task":	5,
+					"status":	"failed",
+					"exit":	3,
+					"host":	"n3",
+					"time":	5'
+}
+
+@test "a step of 1,024 tasks: a poll is still one directory read, each task's marker opened once" {
+	require strace "counts system calls"
+	expect 61 1
+	for ((r = 0; r < 1024; r++)); do printf '0\n' >"$run_dir/61/step0_rank$r"; done
+	poll_cost 61
+	((opens < 1024 + 150))
+	((reads >= 6 * 2))
 }

@@ -18,6 +18,11 @@
 # peers the address each rank resolves for its own name. Empty (the default): IPv4 only.
 # Needs namespaces.
 : "${MAD_CLUSTER_IPV6_ONLY:=}"
+# 1: two more partitions over the same nodes for preemption tests, "low" (PriorityTier=1) and
+# "high" (PriorityTier=2), where a job in high requeues the jobs in low it needs nodes of
+# (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE). The default partition "mad",
+# which every other test uses, stays as it is. 0: leave them out.
+: "${MAD_CLUSTER_PREEMPT:=1}"
 : "${MAD_CLUSTER_CTLD_PORT:=16817}"
 : "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
 : "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
@@ -47,6 +52,8 @@ else
     : "${MAD_CLUSTER_USER:=$(id -un)}"
 fi
 
+[[ $MAD_CLUSTER_PREEMPT == [01] ]] || { echo "MAD_CLUSTER_PREEMPT must be 0 or 1 (got '$MAD_CLUSTER_PREEMPT')" >&2; exit 2; }
+
 case $MAD_CLUSTER_NETNS in
     auto) if [[ $(id -u) == 0 ]]; then MAD_CLUSTER_NETNS=1; else MAD_CLUSTER_NETNS=0; fi ;;
     0 | 1) ;;
@@ -63,7 +70,7 @@ export MAD_CLUSTER_IPV6_ONLY
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
     MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
-    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX
+    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -119,7 +126,8 @@ mad_settings() {
     if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
     for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
         MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
-        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX; do
+        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX \
+        MAD_CLUSTER_PREEMPT; do
         printf 'export %s=%q\n' "$v" "${!v}"
     done
     # Whoever sources env.sh (tests, demo, benches) then calls this release's clients.

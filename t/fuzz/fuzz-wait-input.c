@@ -5,8 +5,8 @@
  * entries keep the ids asked for and a state that fits; a found plugstack
  * line has at most MAD_PLUGSTACK_ARGS arguments, all non-empty. */
 #include "marker.h"
-#include "plugstack.h"
-#include "queue.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,11 +1,12 @@
-/* Unit tests for mad-wait's rules (lib/wait, lib/queue, lib/marker's
- * reader, lib/plugstack, lib/follow), on a real folder with a fake clock. */
-#include "follow.h"
+/* Unit tests for mad-wait's rules (lib/wait/: wait and its timing policy,
+ * queue, follow, plugstack; lib/marker's reader), on a real folder with a
+ * fake clock: no test sleeps. */
+#include "wait/follow.h"
 #include "marker.h"
-#include "plugstack.h"
-#include "queue.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 #include "unit.h"
-#include "wait.h"
+#include "wait/wait.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -14,7 +15,15 @@
 static char run_dir[] = "/tmp/mad-test-wait.XXXXXX";
 
 static const struct mad_wait_cfg cfg = {
+	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
 	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+};
+
+/* --no-requeue: the first failed marker decides, with no squeue asked */
+static const struct mad_wait_cfg strict = {
+	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
+	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+	.no_requeue = 1,
 };
 
 static void put(const char *name, const char *text)
@@ -36,6 +45,32 @@ static void mkjob(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", run_dir, name);
 	mkdir(path, 0755);
+}
+
+/* ------------------------------------------------- the timing policy */
+
+#define T0 1000.0
+
+static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j,
+				    int n, const struct mad_wait_cfg *c, double now)
+{
+	struct mad_wait_step s = mad_wait_next(t, j, n, c, now);
+
+	if (s.action == MAD_WAIT_SCAN) { /* as if the folders were read */
+		mad_wait_scanned(t, c, now);
+		s = mad_wait_next(t, j, n, c, now);
+	}
+	return s;
+}
+
+static void answer(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
+		   const struct mad_wait_cfg *c, const char *text, double now)
+{
+	struct mad_queue_entry e[4];
+	size_t k = mad_wait_queue_ids(j, n, e);
+
+	mad_queue_parse(text, strlen(text), e, k);
+	mad_wait_answered(t, j, n, e, c, now, 0.5);
 }
 
 TEST(marker_reader)
@@ -130,8 +165,8 @@ TEST(markers_decide)
 	mkjob("101");
 	put("101/expected", "2\n");
 	put("101/done_rank1", "3\nhost=n2\nerror=oom\n");
-	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_FAILED);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "rank 1 failed with exit status 3 on n2: oom") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -146,12 +181,12 @@ TEST(empty_and_garbage_markers)
 	put("102/expected", "2\n");
 	put("102/done_rank0", "");
 	put("102/done_rank1", "0\n");
-	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(j.rank[0].state == RANK_EMPTY && mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
-	mad_wait_scan(&j, &cfg, 4, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 4) == WAIT_PENDING);
-	mad_wait_scan(&j, &cfg, 6, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 6) == WAIT_FAILED);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(j.rank[0].state == RANK_EMPTY && mad_wait_decide(&j, &strict, 0) == WAIT_PENDING);
+	mad_wait_scan(&j, &strict, 4, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 4) == WAIT_PENDING);
+	mad_wait_scan(&j, &strict, 6, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 6) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "still empty") != NULL);
 	mad_wait_job_free(&j);
 
@@ -159,8 +194,8 @@ TEST(empty_and_garbage_markers)
 	mkjob("103");
 	put("103/expected", "1\n");
 	put("103/done_rank0", "Traceback (most recent call last):\n");
-	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_FAILED);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "is not an exit status") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -216,6 +251,204 @@ TEST(requeued_job_folder)
 	put("105.1/done_rank0", "0\n");
 	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
 	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 0) == WAIT_OK);
+	/* the first attempt is kept, read once more before moving on */
+	CHECK(j.npast == 1 && j.past[0].restart == 0 && j.past[0].nrank == 1);
+	CHECK(j.past[0].rank[0].state == RANK_FAILED && j.past[0].rank[0].status == 143);
+	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
+	mad_wait_job_free(&j);
+}
+
+/* An answer for job J alone. */
+static void answer1(struct mad_wait_job *j, const struct mad_wait_cfg *c, const char *text,
+		    double now)
+{
+	struct mad_queue_entry e = { .id = j->id };
+
+	mad_queue_parse(text, strlen(text), &e, 1);
+	mad_wait_observe(j, &e, c, 0, now);
+}
+
+TEST(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s;
+	char err[512];
+
+	mad_wait_job_init(&j, 106, run_dir);
+	mkjob("106");
+	put("106/expected", "1\n");
+	put("106/done_rank0", "143\nhost=n1\n");
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	/* the failure is asked about at once, long before the first guard call */
+	s = mad_wait_next(&t, &j, 1, &cfg, T0 + 0.1);
+	CHECK(s.action == MAD_WAIT_ASK && j.rerun == RERUN_ASK && j.verdict == WAIT_PENDING);
+	/* completing: a requeued job looks so first; asked again within 5 s */
+	answer(&t, &j, 1, &cfg, "106 COMPLETING UNLIMITED\n", T0 + 0.2);
+	CHECK(j.rerun == RERUN_UNSURE && t.next_queue == T0 + 5.2);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SLEEP);
+	answer(&t, &j, 1, &cfg, "106 PENDING UNLIMITED\n", T0 + 5.2);
+	CHECK(j.rerun == RERUN_YES);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SLEEP);
+	/* running again, the new folder not there yet: still held */
+	answer1(&j, &cfg, "106 RUNNING UNLIMITED\n", T0 + 2);
+	CHECK(j.rerun == RERUN_YES && mad_wait_decide(&j, &cfg, T0 + 2) == WAIT_PENDING);
+	mkjob("106.1");
+	put("106.1/expected", "1\n");
+	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));
+	CHECK(j.restart == 1 && j.rerun == RERUN_NONE && j.nfailed == 0);
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 3) == WAIT_PENDING);
+	put("106.1/done_rank0", "0\nhost=n2\n");
+	mad_wait_scan(&j, &cfg, T0 + 4, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 4) == WAIT_OK);
+	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
+	CHECK(j.npast == 1 && j.past[0].rank[0].status == 143);
+	mad_wait_job_free(&j);
+}
+
+TEST(requeue_the_final_attempt_decides_a_failure)
+{
+	struct mad_wait_job j;
+	char err[512];
+
+	mad_wait_job_init(&j, 107, run_dir);
+	mkjob("107");
+	put("107/expected", "1\n");
+	put("107/done_rank0", "143\n");
+	mkjob("107.1");
+	put("107.1/expected", "1\n");
+	put("107.1/done_rank0", "1\nhost=n2\n");
+	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING && j.rerun == RERUN_ASK);
+	answer1(&j, &cfg, "107 FAILED UNLIMITED\n", 1);
+	CHECK(j.rerun == RERUN_NO && mad_wait_decide(&j, &cfg, 1) == WAIT_FAILED);
+	CHECK_STR(j.reason, "attempt 2: rank 0 failed with exit status 1 on n2");
+	mad_wait_job_free(&j);
+}
+
+TEST(requeue_a_failure_stands_when_the_job_is_not_rerun)
+{
+	struct mad_wait_job j;
+	struct mad_wait_timing t;
+	char err[512];
+	/* each answer (then a second one) makes the failure the verdict */
+	const char *answers[][2] = {
+		{ "108 RUNNING 10\n", NULL },       /* running on (spur's other nodes) */
+		{ "108 FAILED 10\n", NULL },
+		{ "", NULL },                       /* no longer listed */
+		{ "108_0 PENDING 10\n", NULL },     /* an array: its tasks requeue one by one */
+		{ "108 COMPLETING 10\n", "108 FAILED 10\n" },
+		{ "108 REQUEUED 10\n", "108 CANCELLED 10\n" }, /* cancelled before it ran again */
+	};
+
+	mkjob("108");
+	put("108/expected", "1\n");
+	put("108/done_rank0", "2\n");
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		mad_wait_job_init(&j, 108, run_dir);
+		mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+		CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+		answer1(&j, &cfg, answers[i][0], 1);
+		if (answers[i][1]) {
+			CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+			answer1(&j, &cfg, answers[i][1], 2);
+		}
+		CHECK(mad_wait_decide(&j, &cfg, 2) == WAIT_FAILED);
+		mad_wait_job_free(&j);
+	}
+	/* --no-requeue: at once, nothing asked */
+	mad_wait_job_init(&j, 108, run_dir);
+	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED && j.rerun == RERUN_NONE);
+	mad_wait_job_free(&j);
+	/* squeue cannot be asked: the marker decides */
+	mad_wait_job_init(&j, 108, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_ASK);
+	mad_wait_unanswered(&t, &j, 1, &cfg, T0, "no controller");
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).code == WAIT_FAILED);
+	mad_wait_job_free(&j);
+}
+
+TEST(requeue_forever_hits_the_timeout)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+	char err[512];
+
+	c.timeout = 100;
+	mad_wait_job_init(&j, 109, run_dir);
+	mkjob("109");
+	put("109/expected", "1\n");
+	put("109/done_rank0", "143\n");
+	mad_wait_timing_init(&t, &c, T0);
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &c, T0);
+	mad_wait_next(&t, &j, 1, &c, T0);
+	answer(&t, &j, 1, &c, "109 PENDING 10\n", T0 + 1);
+	s = next_at(&t, &j, 1, &c, T0 + 100);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT);
+	CHECK(strstr(j.reason, "still being re-run after a failed marker (state PENDING)") != NULL);
+	mad_wait_job_free(&j);
+}
+
+TEST(step_tasks_name_the_failed_node_and_never_change_the_verdict)
+{
+	struct mad_wait_job j;
+	char err[512], name[64];
+
+	mad_step_marker_name(name, sizeof(name), 12, 1023);
+	CHECK_STR(name, "step12_rank1023");
+	mad_wait_job_init(&j, 110, run_dir);
+	mkjob("110");
+	put("110/expected", "1\n");
+	for (int r = 0; r < 8; r++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "110/step0_rank%d", r);
+		put(path, r == 5 ? "3\nhost=n3\n" : r == 6 ? "139\nhost=n4\ntime=9\n" : "0\n");
+	}
+	put("110/step1_rank0", "");           /* mid-write */
+	put("110/step01_rank0", "1\n");       /* not a marker name */
+	put("110/step0_rank", "1\n");
+	put("110/step_rank1", "1\n");
+	put("110/step0_rank07", "1\n");
+	CHECK(mad_wait_scan(&j, &cfg, 0, err, sizeof(err)) == 0);
+	CHECK(j.ntask == 9 && j.ntask_failed == 2);
+	CHECK(j.task[0].step == 0 && j.task[0].task == 0 && j.task[8].step == 1);
+	CHECK(j.task[6].status == 139 && j.task[6].time == 9);
+	CHECK_STR(j.task[5].host, "n3");
+	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+	put("110/done_rank0", "0\n");
+	put("110/step1_rank0", "0\n");
+	CHECK(mad_wait_scan(&j, &cfg, 1, err, sizeof(err)) == 1);
+	CHECK(j.task[8].state == RANK_DONE && j.ntask == 9);
+	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	CHECK_STR(j.reason, "rank 0 exited 0; step 0 task 5 on n3 exited 3; "
+			    "step 0 task 6 on n4 exited 139 (signal 11, Segmentation fault)");
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_a_requeued_job_gets_its_time_limit_again)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+
+	mad_wait_job_init(&j, 111, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 10);
+	CHECK(t.deadline == T0 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 500);   /* requeued */
+	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520);   /* its clock: from 500 */
+	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
 	mad_wait_job_free(&j);
 }
 
@@ -257,6 +490,227 @@ TEST(follow_names)
 	CHECK(mad_follow_per_rank("a-%a") && !mad_follow_per_rank("a-%j") && !mad_follow_per_rank("a%%a"));
 }
 
+TEST(policy_reads_markers_each_period_and_at_once_when_woken)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg fast = cfg;
+
+	mad_wait_job_init(&j, 200, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.5).action == MAD_WAIT_SLEEP);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.5).at == T0 + 1);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SCAN);
+	mad_wait_scanned(&t, &cfg, T0 + 1);
+	mad_wait_woken(&t);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 1.1).action == MAD_WAIT_SCAN);
+	/* --follow reads four times a second */
+	fast.scan_period = 0.25;
+	mad_wait_scanned(&t, &fast, T0 + 2);
+	CHECK(mad_wait_next(&t, &j, 1, &fast, T0 + 2).at == T0 + 2.25);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_first_squeue_after_at_most_10s)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg quick = cfg;
+
+	mad_wait_job_init(&j, 201, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 9.5).action == MAD_WAIT_SLEEP);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 10).action == MAD_WAIT_ASK);
+	quick.interval = 2;
+	mad_wait_timing_init(&t, &quick, T0);
+	CHECK(next_at(&t, &j, 1, &quick, T0 + 2).action == MAD_WAIT_ASK);
+	CHECK(!t.answered);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_guard_slows_down_x1_5_up_to_4_intervals_with_jitter)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	const double want[] = { 30, 45, 67.5, 101.25, 120, 120 };
+	double now = T0 + 10;
+
+	mad_wait_job_init(&j, 202, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		answer(&t, &j, 1, &cfg, "202 RUNNING UNLIMITED\n", now);
+		CHECK(t.next_queue - now > want[i] - 1e-9 && t.next_queue - now < want[i] + 1e-9);
+		now = t.next_queue;
+	}
+	/* RANDOM 0 and 1: 10% either side */
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_answered(&t, &j, 1, &(struct mad_queue_entry){ .id = 202, .listing = LISTING_ACTIVE },
+			  &cfg, T0, 0);
+	CHECK(t.next_queue - T0 > 27 - 1e-9 && t.next_queue - T0 < 27 + 1e-9);
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_answered(&t, &j, 1, &(struct mad_queue_entry){ .id = 202, .listing = LISTING_ACTIVE },
+			  &cfg, T0, 1);
+	CHECK(t.next_queue - T0 > 33 - 1e-9 && t.next_queue - T0 < 33 + 1e-9);
+	CHECK(t.squeue_calls == 1 && t.answered);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_vanished_job_is_reasked_within_5s_until_confirmed)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s;
+	double now = T0 + 10;
+
+	mad_wait_job_init(&j, 203, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "203 RUNNING 10\n", now);
+	answer(&t, &j, 1, &cfg, "", now += 30);
+	CHECK(j.gone_polls == 1 && t.next_queue == now + 5);
+	answer(&t, &j, 1, &cfg, "", now += 5);
+	CHECK(t.next_queue == now + 5);
+	answer(&t, &j, 1, &cfg, "", now += 5);
+	CHECK(j.gone_polls == 3 && t.next_queue > now + 5); /* confirmed: back to the guard */
+	/* gone for the grace (60 s since the first "gone"): exit 2 */
+	s = next_at(&t, &j, 1, &cfg, now - 10 + 59);
+	CHECK(s.action != MAD_WAIT_END);
+	s = next_at(&t, &j, 1, &cfg, now - 10 + 60);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_GONE);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_failing_squeue_backs_off_within_the_budget_then_exit_3)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+
+	c.unknown_budget = 20;
+	c.interval = 6;
+	mad_wait_job_init(&j, 204, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 6, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 8);        /* 2 s */
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 8, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 12);       /* 4 s */
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 12, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 18);       /* 8 s, capped at the 6 s interval */
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 24, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 26);       /* never past the budget's end */
+	/* an answer resets the run and the backoff */
+	answer(&t, &j, 1, &c, "204 RUNNING 10\n", T0 + 26);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 40, "no controller") == 0);
+	CHECK(t.next_queue == T0 + 42);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 59, "no controller") == 0);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 60, "no controller") == 1);
+	CHECK(strstr(t.why, "could not be asked for 20 s: no controller") != NULL);
+	CHECK_STR(j.reason, t.why);
+	s = mad_wait_next(&t, &j, 1, &c, T0 + 60);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_UNKNOWN);
+	CHECK(t.squeue_calls == 8);
+	mad_wait_job_free(&j);
+}
+
+TEST(policy_deadline_from_timeout_or_time_limits)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j[2];
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+
+	/* --timeout: exit 124 at it, naming the missing ranks */
+	c.timeout = 50;
+	mad_wait_job_init(&j[0], 205, run_dir);
+	mkjob("205");
+	put("205/expected", "3\n");
+	put("205/done_rank1", "0\n");
+	CHECK(mad_wait_scan(&j[0], &c, T0, NULL, 0) == 1);
+	mad_wait_timing_init(&t, &c, T0);
+	CHECK(t.deadline == T0 + 50);
+	answer(&t, j, 1, &c, "205 RUNNING 1\n", T0 + 10); /* a given timeout stays */
+	CHECK(t.deadline == T0 + 50);
+	s = next_at(&t, j, 1, &c, T0 + 50);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT && j[0].verdict == WAIT_TIMEOUT);
+	CHECK_STR(j[0].reason, "timed out after 50 s with ranks missing: 0,2");
+	mad_wait_job_free(&j[0]);
+
+	/* no --timeout: a day, until the limits say more */
+	mad_wait_job_init(&j[0], 206, run_dir);
+	mad_wait_job_init(&j[1], 207, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(t.deadline == T0 + 86400);
+	answer(&t, j, 2, &cfg, "206 RUNNING 10\n207 RUNNING UNLIMITED\n", T0 + 10);
+	CHECK(t.deadline == T0 + 86400);        /* one unlimited job keeps the day */
+	mad_wait_job_free(&j[1]);
+	mad_wait_job_init(&j[1], 207, run_dir);
+	answer(&t, j, 2, &cfg, "206 RUNNING 10\n207 PENDING 20\n", T0 + 100);
+	/* running: from the start; pending: its clock starts now */
+	CHECK(t.deadline == T0 + 100 + 1200 + 600 + 60);
+	mad_wait_job_free(&j[0]);
+	mad_wait_job_free(&j[1]);
+	mad_wait_job_init(&j[0], 208, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 1, &cfg, "208 RUNNING 0:05\n", T0 + 1);
+	CHECK(t.deadline == T0 + 605 + 60);
+	mad_wait_job_free(&j[0]);
+}
+
+TEST(policy_one_squeue_for_every_undecided_job)
+{
+	struct mad_wait_job j[3];
+	struct mad_queue_entry e[3];
+	struct mad_wait_timing t;
+
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_init(&j[i], 210 + i, run_dir);
+	j[1].verdict = WAIT_OK;
+	CHECK(mad_wait_queue_ids(j, 3, e) == 2);
+	CHECK(e[0].id == 210 && e[1].id == 212);
+	/* the answers go to the jobs asked about, not to the decided one */
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 3, &cfg, "212 PENDING 10\n210 RUNNING 10\n211 RUNNING 10\n", T0 + 10);
+	CHECK_STR(j[0].state, "RUNNING");
+	CHECK(j[1].state[0] == '\0');
+	CHECK_STR(j[2].state, "PENDING");
+	CHECK(t.squeue_calls == 1);
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_free(&j[i]);
+}
+
+TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
+{
+	struct mad_wait_job j[3];
+	struct mad_wait_timing t;
+	struct mad_wait_step s;
+
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_init(&j[i], 220 + i, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	j[0].verdict = WAIT_GONE;
+	s = next_at(&t, j, 3, &cfg, T0 + 1);
+	CHECK(s.action == MAD_WAIT_SLEEP);      /* two still pending */
+	j[1].verdict = WAIT_FAILED;
+	s = next_at(&t, j, 3, &cfg, T0 + 2);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_FAILED && j[2].verdict == WAIT_PENDING);
+	for (int i = 0; i < 3; i++)
+		j[i].verdict = i ? WAIT_OK : WAIT_GONE;
+	mad_wait_timing_init(&t, &cfg, T0);
+	s = next_at(&t, j, 3, &cfg, T0 + 1);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_GONE);
+	/* an interruption: the undecided jobs get its reason */
+	mad_wait_timing_init(&t, &cfg, T0);
+	j[2].verdict = WAIT_PENDING;
+	mad_wait_end(&t, j, 3, WAIT_INTERRUPTED, "interrupted by signal 2");
+	s = mad_wait_next(&t, j, 3, &cfg, T0 + 1);
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_INTERRUPTED);
+	CHECK_STR(j[2].reason, "interrupted by signal 2");
+	for (int i = 0; i < 3; i++)
+		mad_wait_job_free(&j[i]);
+}
+
 int main(void)
 {
 	char cmd[4200];
@@ -273,8 +727,22 @@ int main(void)
 	RUN(empty_and_garbage_markers);
 	RUN(liveness_rules);
 	RUN(requeued_job_folder);
+	RUN(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait);
+	RUN(requeue_the_final_attempt_decides_a_failure);
+	RUN(requeue_a_failure_stands_when_the_job_is_not_rerun);
+	RUN(requeue_forever_hits_the_timeout);
+	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
+	RUN(policy_a_requeued_job_gets_its_time_limit_again);
 	RUN(plugstack_lines);
 	RUN(follow_names);
+	RUN(policy_reads_markers_each_period_and_at_once_when_woken);
+	RUN(policy_first_squeue_after_at_most_10s);
+	RUN(policy_guard_slows_down_x1_5_up_to_4_intervals_with_jitter);
+	RUN(policy_vanished_job_is_reasked_within_5s_until_confirmed);
+	RUN(policy_failing_squeue_backs_off_within_the_budget_then_exit_3);
+	RUN(policy_deadline_from_timeout_or_time_limits);
+	RUN(policy_one_squeue_for_every_undecided_job);
+	RUN(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided);
 	rc = unit_done();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
 	if (system(cmd) != 0)

@@ -1,14 +1,18 @@
 /* follow.c: see follow.h. */
 #include "follow.h"
+#include "error.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 int mad_follow_name(const char *pattern, long job, long rank, char *out,
 		    size_t size, char *err, size_t esize)
 {
+	char shown[MAD_PRINTABLE_SIZE], letter[8];
 	size_t off = 0;
 
 	for (const char *p = pattern; *p; p++) {
@@ -22,21 +26,21 @@ int mad_follow_name(const char *pattern, long job, long rank, char *out,
 			case 'A': case 'j': w = snprintf(out + off, size - off, "%ld", job); break;
 			case 'a': case 'r': w = snprintf(out + off, size - off, "%ld", rank); break;
 			default:
-				snprintf(err, esize, "--follow: '%%%.1s' in '%s' is not one of %%A %%j %%a %%r %%%%",
-					 *p ? p : "", pattern);
-				return -1;
+				mad_printable(shown, sizeof(shown), pattern, strlen(pattern));
+				mad_printable(letter, sizeof(letter), p, *p ? 1 : 0);
+				return mad_error(err, esize,
+						 "--follow: '%%%s' in '%s' is not one of %%A %%j %%a %%r %%%%",
+						 letter, shown);
 			}
 		}
 		if (w < 0 || (size_t)w >= size - off) {
-			snprintf(err, esize, "--follow: '%s' gives a name too long", pattern);
-			return -1;
+			mad_printable(shown, sizeof(shown), pattern, strlen(pattern));
+			return mad_error(err, esize, "--follow: '%s' gives a name too long", shown);
 		}
 		off += (size_t)w;
 	}
-	if (!off) {
-		snprintf(err, esize, "--follow: empty pattern");
-		return -1;
-	}
+	if (!off)
+		return mad_error(err, esize, "--follow: empty pattern");
 	return 0;
 }
 
@@ -58,16 +62,18 @@ void mad_follow_init(struct mad_follow_file *f, const char *path, long rank)
 	f->fd = -1;
 }
 
-static void emit(const struct mad_follow_file *f, long job, FILE *out,
+static void emit(const struct mad_follow_file *f, long job, struct strbuf *out,
 		 const char *line, size_t len)
 {
-	if (f->rank >= 0)
-		fprintf(out, "[rank %ld] %.*s\n", f->rank, (int)len, line);
-	else
-		fprintf(out, "[job %ld] %.*s\n", job, (int)len, line);
+	sb_adds(out, f->rank >= 0 ? "[rank " : "[job ");
+	sb_addu64(out, (uint64_t)(f->rank >= 0 ? f->rank : job), 0);
+	sb_adds(out, "] ");
+	sb_add(out, line, len);
+	sb_addc(out, '\n');
 }
 
-size_t mad_follow_poll(struct mad_follow_file *f, long job, FILE *out, int flush)
+size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out,
+		       int flush)
 {
 	char buf[8192];
 	size_t total = 0;
@@ -95,8 +101,6 @@ size_t mad_follow_poll(struct mad_follow_file *f, long job, FILE *out, int flush
 		emit(f, job, out, f->partial, f->plen);
 		f->plen = 0;
 	}
-	if (total)
-		fflush(out);
 	return total;
 }
 

@@ -5,8 +5,10 @@
 #ifndef MAD_FOLLOW_H
 #define MAD_FOLLOW_H
 
-#include <stdio.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+struct strbuf;
 
 struct mad_follow_file {
 	char path[4096];
@@ -25,10 +27,11 @@ int mad_follow_name(const char *pattern, long job, long rank, char *out,
 int mad_follow_per_rank(const char *pattern);
 
 void mad_follow_init(struct mad_follow_file *f, const char *path, long rank);
-/* Prints what was added to the file since the last call, whole lines only
- * unless FLUSH, each prefixed "[rank N] " (or "[job J] ").  Returns the
- * number of bytes read. */
-size_t mad_follow_poll(struct mad_follow_file *f, long job, FILE *out, int flush);
+/* Appends to OUT what was added to the file since the last call, whole
+ * lines only unless FLUSH, each prefixed "[rank N] " (or "[job J] "); the
+ * tool prints OUT.  Returns the number of bytes read from the file. */
+size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out,
+		       int flush);
 void mad_follow_close(struct mad_follow_file *f);
 
 #endif

@@ -1,5 +1,6 @@
 /* queue.c: see queue.h. */
 #include "queue.h"
+#include "error.h"
 #include "clock.h"
 #include "strbuf.h"
 
@@ -165,7 +166,7 @@ static int run_capture(char *const argv[], double timeout, struct strbuf *out,
 	double deadline = mad_monotonic() + timeout;
 
 	if (pipe2(opipe, O_CLOEXEC) || pipe2(epipe, O_CLOEXEC)) {
-		snprintf(err, size, "cannot run %s: %s", argv[0], strerror(errno));
+		mad_error(err, size, "cannot run %s: %s", argv[0], strerror(errno));
 		goto out;
 	}
 	posix_spawn_file_actions_init(&fa);
@@ -178,7 +179,7 @@ static int run_capture(char *const argv[], double timeout, struct strbuf *out,
 	close(epipe[1]);
 	opipe[1] = epipe[1] = -1;
 	if (rc) {
-		snprintf(err, size, "cannot run %s: %s", argv[0], strerror(rc));
+		mad_error(err, size, "cannot run %s: %s", argv[0], strerror(rc));
 		rc = -1;
 		pid = -1;
 		goto out;
@@ -191,11 +192,11 @@ static int run_capture(char *const argv[], double timeout, struct strbuf *out,
 
 		if (left <= 0) {
 			kill(pid, SIGKILL);
-			snprintf(err, size, "%s did not answer within %.0f s", argv[0], timeout);
+			mad_error(err, size, "%s did not answer within %.0f s", argv[0], timeout);
 			goto out;
 		}
 		if (poll(pf, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR) {
-			snprintf(err, size, "poll: %s", strerror(errno));
+			mad_error(err, size, "poll: %s", strerror(errno));
 			goto out;
 		}
 		for (int k = 0; k < 2; k++) {
@@ -210,7 +211,7 @@ static int run_capture(char *const argv[], double timeout, struct strbuf *out,
 
 				if (sb->len + (size_t)r > OUTPUT_MAX) {
 					kill(pid, SIGKILL);
-					snprintf(err, size, "%s printed more than %u MiB", argv[0],
+					mad_error(err, size, "%s printed more than %u MiB", argv[0],
 						 OUTPUT_MAX >> 20);
 					goto out;
 				}
@@ -226,7 +227,7 @@ static int run_capture(char *const argv[], double timeout, struct strbuf *out,
 		;
 	pid = -1;
 	if (!sb_cstr(out) || !sb_cstr(errout)) {
-		snprintf(err, size, "out of memory");
+		mad_error(err, size, "out of memory");
 		goto out;
 	}
 	rc = 0;
@@ -261,10 +262,8 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 		sb_addc(&ids, ',');
 		sb_addu64(&ids, (uint64_t)e[0].id, 0);
 	}
-	if (!sb_cstr(&ids)) {
-		snprintf(err, size, "out of memory");
-		return -1;
-	}
+	if (!sb_cstr(&ids))
+		return mad_error(err, size, "out of memory");
 	argv[0] = "squeue"; argv[1] = "--noheader"; argv[2] = "--states=all";
 	argv[3] = "--jobs"; argv[4] = ids.buf; argv[5] = "--format"; argv[6] = "%i %T %l";
 	argv[7] = NULL;
@@ -278,15 +277,14 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 		mad_queue_parse("", 0, e, n); /* every id purged: none listed */
 		rc = 0;
 	} else {
-		char *nl = strchr(errout.buf, '\n');
+		char said[MAD_PRINTABLE_SIZE];
 
-		if (nl)
-			*nl = '\0';
+		mad_printable(said, sizeof(said), errout.buf, strcspn(errout.buf, "\n"));
 		if (WIFEXITED(status))
-			snprintf(err, size, "squeue failed (exit %d)%s%.300s", WEXITSTATUS(status),
-				 *errout.buf ? ": " : "", errout.buf);
+			mad_error(err, size, "squeue failed (exit %d)%s%s", WEXITSTATUS(status),
+				  *said ? ": " : "", said);
 		else
-			snprintf(err, size, "squeue killed by signal %d", WTERMSIG(status));
+			mad_error(err, size, "squeue killed by signal %d", WTERMSIG(status));
 	}
 out:
 	sb_free(&ids);
@@ -307,7 +305,7 @@ int mad_slurm_release(char *version, size_t vsize, double timeout, char *err,
 	if (run_capture(argv, timeout, &out, &errout, &status, err, size))
 		goto out;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(err, size, "srun --version failed");
+		mad_error(err, size, "srun --version failed");
 		goto out;
 	}
 	/* "slurm 24.11.7" (SchedMD) or "slurm-wlm 22.05.8" (Debian) */
@@ -315,7 +313,10 @@ int mad_slurm_release(char *version, size_t vsize, double timeout, char *err,
 	v = v ? v + 1 : out.buf;
 	n = strspn(v, "0123456789.");
 	if (n == 0 || !strchr(v, '.') || n >= vsize) {
-		snprintf(err, size, "srun --version said '%.80s', not a release", out.buf);
+		char said[MAD_PRINTABLE_SIZE];
+
+		mad_printable(said, sizeof(said), out.buf, strcspn(out.buf, "\n"));
+		mad_error(err, size, "srun --version said '%s', not a release", said);
 		goto out;
 	}
 	memcpy(version, v, n);

@@ -1,5 +1,6 @@
 /* plugstack.c: see plugstack.h. */
 #include "plugstack.h"
+#include "error.h"
 #include "strbuf.h"
 #include "version.h"
 
@@ -26,16 +27,16 @@ static int read_whole(const char *path, size_t max, char **text, size_t *len,
 	if (!f) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		snprintf(err, size, "cannot read '%s': %s", path, strerror(errno));
+		mad_error(err, size, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	rc = sb_read(&sb, f, max);
 	fclose(f);
 	if (rc || !sb_cstr(&sb)) {
 		if (rc == -2)
-			snprintf(err, size, "cannot read '%s': larger than %zu MiB", path, max >> 20);
+			mad_error(err, size, "cannot read '%s': larger than %zu MiB", path, max >> 20);
 		else
-			snprintf(err, size, "cannot read '%s': %s", path, strerror(errno));
+			mad_error(err, size, "cannot read '%s': %s", path, strerror(errno));
 		sb_free(&sb);
 		return -1;
 	}
@@ -110,18 +111,14 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		int nw = 0, gap;
 
 		lineno++;
-		if (n >= sizeof(line)) {
-			snprintf(err, size, "%s:%d: line longer than %zu bytes", file, lineno,
+		if (n >= sizeof(line))
+			return mad_error(err, size, "%s:%d: line longer than %zu bytes", file, lineno,
 				 sizeof(line) - 1);
-			return -1;
-		}
 		memcpy(line, p, n);
 		line[n] = '\0';
 		p = eol ? eol + 1 : end;
-		if (memchr(line, '\0', n)) {
-			snprintf(err, size, "%s:%d: NUL byte in the line", file, lineno);
-			return -1;
-		}
+		if (memchr(line, '\0', n))
+			return mad_error(err, size, "%s:%d: NUL byte in the line", file, lineno);
 		if ((w = strchr(line, '#')))
 			*w = '\0';
 		/* spur trims the line, then splits it with splitn(3, whitespace)
@@ -134,11 +131,9 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		gap = w[0] && isspace((unsigned char)w[1]);
 		for (w = strtok_r(line, " \t\r\f\v", &save); w;
 		     w = strtok_r(NULL, " \t\r\f\v", &save)) {
-			if (nw == MAD_PLUGSTACK_ARGS + 2) {
-				snprintf(err, size, "%s:%d: more than %d arguments", file,
+			if (nw == MAD_PLUGSTACK_ARGS + 2)
+				return mad_error(err, size, "%s:%d: more than %d arguments", file,
 					 lineno, MAD_PLUGSTACK_ARGS);
-				return -1;
-			}
 			words[nw++] = w;
 		}
 		if (nw == 0)
@@ -146,15 +141,11 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		if (strcmp(words[0], "include") == 0) {
 			int rc;
 
-			if (nw != 2) {
-				snprintf(err, size, "%s:%d: 'include' takes one pattern", file, lineno);
-				return -1;
-			}
-			if (depth <= 0) {
-				snprintf(err, size, "%s:%d: includes nested deeper than %d",
+			if (nw != 2)
+				return mad_error(err, size, "%s:%d: 'include' takes one pattern", file, lineno);
+			if (depth <= 0)
+				return mad_error(err, size, "%s:%d: includes nested deeper than %d",
 					 file, lineno, INCLUDE_DEPTH);
-				return -1;
-			}
 			rc = include(words[1], file, depth, ps, err, size);
 			if (rc)
 				return rc;
@@ -171,10 +162,8 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		for (int i = 2, off = 0; i < nw; i++) {
 			size_t wl = strlen(words[i]) + 1;
 
-			if (off + wl > sizeof(ps->buf)) {
-				snprintf(err, size, "%s:%d: arguments too long", file, lineno);
-				return -1;
-			}
+			if (off + wl > sizeof(ps->buf))
+				return mad_error(err, size, "%s:%d: arguments too long", file, lineno);
 			memcpy(ps->buf + off, words[i], wl);
 			ps->argv[ps->argc++] = ps->buf + off;
 			off += (int)wl;
@@ -350,14 +339,15 @@ const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key)
 	return NULL;
 }
 
-void mad_site_args(struct mad_plugstack *ps, const char *prog, int *ac,
-		   char ***av)
+int mad_site_args(struct mad_plugstack *ps, int *ac, char ***av, char *err,
+		  size_t size)
 {
-	char err[1024];
-	int rc = mad_plugstack_find(ps, err, sizeof(err));
+	char why[1024];
+	int rc = mad_plugstack_find(ps, why, sizeof(why));
 
-	if (rc < 0)
-		fprintf(stderr, "%s: warning: %s; the site's defaults are not used\n", prog, err);
 	*ac = rc == 1 ? ps->argc : 0;
 	*av = rc == 1 ? ps->argv : NULL;
+	if (rc < 0)
+		return mad_error(err, size, "%s; the site's defaults are not used", why);
+	return 0;
 }

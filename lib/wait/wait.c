@@ -1,0 +1,780 @@
+/* wait.c: see wait.h. */
+#include "wait.h"
+#include "error.h"
+#include "marker.h"
+#include "rendezvous.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RANKS_MAX 65536L
+#define STEPS_MAX 1000000000L
+#define TASKS_MAX 262144L       /* step tasks kept per attempt */
+#define MARKER_MAX 4096
+
+int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = id;
+	j->expected = -1;
+	j->time_limit = -1;
+	j->verdict = WAIT_PENDING;
+	snprintf(j->run_dir, sizeof(j->run_dir), "%s", run_dir);
+	snprintf(j->dir, sizeof(j->dir), "%s/%ld", run_dir, id);
+	return 0;
+}
+
+void mad_wait_job_free(struct mad_wait_job *j)
+{
+	for (long k = 0; k < j->npast; k++) {
+		free((void *)j->past[k].dir);
+		free((void *)j->past[k].rank);
+		free((void *)j->past[k].task);
+	}
+	free(j->past);
+	free(j->rank);
+	free(j->task);
+	j->past = NULL;
+	j->rank = NULL;
+	j->task = NULL;
+	j->npast = j->nrank = j->ntask = 0;
+}
+
+static int ensure_ranks(struct mad_wait_job *j, long n)
+{
+	struct mad_rank *r;
+
+	if (n <= j->nrank)
+		return 0;
+	r = realloc(j->rank, (size_t)n * sizeof(*r));
+	if (!r)
+		return -1;
+	memset(r + j->nrank, 0, (size_t)(n - j->nrank) * sizeof(*r));
+	j->rank = r;
+	j->nrank = n;
+	return 0;
+}
+
+/* A decimal below MAX without leading zeros at P, up to END (or the NUL
+ * when END is NULL); the number, or -1. */
+static long name_number(const char *p, const char *end, long max)
+{
+	long n = 0;
+
+	if (p == end || !*p || (*p == '0' && p + 1 != end && p[1]))
+		return -1;
+	for (; end ? p < end : *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || n >= max)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n < max ? n : -1;
+}
+
+/* "done_rank<N>": N or -1. */
+static long marker_rank(const char *name)
+{
+	return strncmp(name, "done_rank", 9) == 0 ? name_number(name + 9, NULL, RANKS_MAX) : -1;
+}
+
+/* "step<S>_rank<R>": 0 with S and R, or -1. */
+static int marker_step_task(const char *name, long *step, long *task)
+{
+	const char *us;
+
+	if (strncmp(name, "step", 4) != 0 || !(us = strchr(name + 4, '_')) ||
+	    strncmp(us, "_rank", 5) != 0)
+		return -1;
+	*step = name_number(name + 4, us, STEPS_MAX);
+	*task = name_number(us + 5, NULL, RANKS_MAX);
+	return *step < 0 || *task < 0 ? -1 : 0;
+}
+
+/* Small whole files only, opened without following a link. */
+static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	size_t off = 0;
+	ssize_t r = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off < size && (r = read(fd, buf + off, size - off)) > 0)
+		off += (size_t)r;
+	close(fd);
+	return r < 0 ? -1 : (ssize_t)off;
+}
+
+/* Reads marker NAME of DIR (open as DIRFD) into R. */
+static void read_marker(const char *dir, int dirfd, const char *name, struct mad_rank *r,
+			const struct mad_wait_cfg *cfg, double now)
+{
+	char buf[MARKER_MAX + 1];
+	ssize_t len = read_small(dirfd, name, buf, MARKER_MAX + 1);
+	int rc;
+
+	if (len < 0)
+		return; /* gone again, or not readable yet: the next scan retries */
+	if (len > MARKER_MAX) {
+		r->state = RANK_INVALID;
+		snprintf(r->note, sizeof(r->note), "marker '%.180s/%.20s' is larger than %d bytes",
+			 dir, name, MARKER_MAX);
+		return;
+	}
+	rc = mad_marker_parse(buf, (size_t)len, &r->status, &r->time, r->host,
+			      sizeof(r->host), r->note, sizeof(r->note));
+	if (rc == 0) {
+		if (r->state != RANK_EMPTY) {
+			r->state = RANK_EMPTY;
+			r->empty_since = now;
+		} else if (now - r->empty_since >= cfg->empty_grace) {
+			r->state = RANK_INVALID;
+			snprintf(r->note, sizeof(r->note), "marker '%.180s/%.20s' is still empty after %.0f s",
+				 dir, name, cfg->empty_grace);
+		}
+		return;
+	}
+	if (rc < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", r->note);
+		snprintf(r->note, sizeof(r->note), "marker '%.100s/%.20s': %.100s", dir, name, why);
+		r->state = RANK_INVALID;
+		return;
+	}
+	r->state = r->status == 0 ? RANK_DONE : RANK_FAILED;
+}
+
+static void read_rank(struct mad_wait_job *j, int dirfd, const char *name, long n,
+		      const struct mad_wait_cfg *cfg, double now)
+{
+	read_marker(j->dir, dirfd, name, &j->rank[n], cfg, now);
+}
+
+/* A step task's marker: read as a rank's, kept smaller (no note). */
+static void read_task(struct mad_wait_job *j, int dirfd, const char *name,
+		      struct mad_step_task *t, const struct mad_wait_cfg *cfg, double now)
+{
+	struct mad_rank r;
+	enum mad_rank_state before = t->state;
+
+	memset(&r, 0, sizeof(r));
+	r.state = t->state;
+	r.empty_since = t->empty_since;
+	read_marker(j->dir, dirfd, name, &r, cfg, now);
+	t->state = r.state;
+	t->status = r.state == RANK_INVALID ? -1 : r.status;
+	t->time = r.time;
+	t->empty_since = r.empty_since;
+	memcpy(t->host, r.host, sizeof(t->host));
+	if (before != t->state && (t->state == RANK_FAILED || t->state == RANK_INVALID))
+		j->ntask_failed++;
+}
+
+static int task_order(const void *a, const void *b)
+{
+	const struct mad_step_task *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* The entry of step STEP task TASK: found among the NSORTED sorted ones,
+ * else a new one at the end (NULL when there is no room). */
+static struct mad_step_task *task_entry(struct mad_wait_job *j, long nsorted, long *cap,
+					long step, long task)
+{
+	struct mad_step_task key = { .step = step, .task = task }, *t;
+
+	t = nsorted ? bsearch(&key, j->task, (size_t)nsorted, sizeof(*t), task_order) : NULL;
+	if (t)
+		return t;
+	if (j->ntask == TASKS_MAX)
+		return NULL;
+	if (j->ntask == *cap) {
+		long ncap = *cap ? *cap * 2 : 64;
+
+		t = realloc(j->task, (size_t)ncap * sizeof(*t));
+		if (!t)
+			return NULL;
+		j->task = t;
+		*cap = ncap;
+	}
+	t = &j->task[j->ntask++];
+	memset(t, 0, sizeof(*t));
+	t->step = step;
+	t->task = task;
+	t->status = -1;
+	t->time = -1;
+	return t;
+}
+
+static long read_count(int dirfd, const char *name, long *out)
+{
+	char buf[256];
+	ssize_t len = read_small(dirfd, name, buf, sizeof(buf) - 1);
+	char *end;
+	long n;
+
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	n = strtol(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n') || n < 1 || n > RANKS_MAX)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected,
+			   int has_record, const struct mad_wait_cfg *cfg)
+{
+	struct mad_rdzv rec;
+	char err[512];
+
+	if (j->expected > 0)
+		return;
+	if (cfg->nnodes > 0) {
+		j->expected = cfg->nnodes;
+		j->expected_from = "--nnodes";
+	} else if (has_expected && read_count(dirfd, "expected", &j->expected) == 0) {
+		j->expected_from = "the job folder's 'expected' file";
+	} else if (has_record && mad_rdzv_read(j->dir, MAD_RDZV_RECORD, &rec, err, sizeof(err)) == 1 &&
+		   rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
+		j->expected = rec.nnodes;
+		j->expected_from = "the rendezvous record";
+	}
+}
+
+/* Reads the current attempt's folder once. */
+static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		    double now, char *err, size_t size)
+{
+	DIR *d;
+	struct dirent *de;
+	int changed = 0, has_expected = 0, has_record = 0;
+	long *seen = NULL, nseen = 0, cap = 0, nsorted = j->ntask, tcap = j->ntask;
+
+	d = opendir(j->dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0; /* the job has not started (or has no folder) yet */
+		return mad_error(err, size, "cannot read the job folder '%s': %s", j->dir, strerror(errno));
+	}
+	j->dir_seen = 1;
+	while ((de = readdir(d))) {
+		long n = marker_rank(de->d_name), step, task;
+
+		if (n < 0 && marker_step_task(de->d_name, &step, &task) == 0) {
+			struct mad_step_task *t = task_entry(j, nsorted, &tcap, step, task);
+
+			if (t && (t->state == RANK_MISSING || t->state == RANK_EMPTY))
+				read_task(j, dirfd(d), de->d_name, t, cfg, now);
+			continue;
+		}
+		if (n < 0) {
+			has_expected |= strcmp(de->d_name, "expected") == 0;
+			has_record |= strcmp(de->d_name, "rendezvous") == 0;
+			continue;
+		}
+		if (nseen == cap) {
+			long *s = realloc(seen, (size_t)(cap = cap ? cap * 2 : 64) * sizeof(*s));
+
+			if (!s)
+				break;
+			seen = s;
+		}
+		seen[nseen++] = n;
+	}
+	if (j->ntask > nsorted)
+		qsort(j->task, (size_t)j->ntask, sizeof(*j->task), task_order);
+	learn_expected(j, dirfd(d), has_expected, has_record, cfg);
+	for (long i = 0; i < nseen; i++) {
+		long n = seen[i];
+		enum mad_rank_state before;
+		char name[32];
+
+		if (j->expected > 0 && n >= j->expected)
+			continue; /* not a rank of this job */
+		if (ensure_ranks(j, n + 1)) {
+			closedir(d);
+			free(seen);
+			return mad_error(err, size, "out of memory");
+		}
+		before = j->rank[n].state;
+		if (before != RANK_MISSING && before != RANK_EMPTY)
+			continue; /* written once: never read again */
+		mad_marker_name(name, sizeof(name), n);
+		read_rank(j, dirfd(d), name, n, cfg, now);
+		if (j->rank[n].state != before) {
+			changed++;
+			if (j->rank[n].state == RANK_DONE)
+				j->ndone++;
+			else if (j->rank[n].state != RANK_EMPTY)
+				j->nfailed++;
+		}
+	}
+	closedir(d);
+	free(seen);
+	if (j->expected > 0 && ensure_ranks(j, j->expected))
+		return mad_error(err, size, "out of memory");
+	return changed;
+}
+
+/* A requeued job writes to <id>.<restart>: when the next attempt's folder
+ * appears, the current one is read a last time and kept; 1 when it moved
+ * on, 0 when there is none yet, -1 with ERR. */
+static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+			double now, char *err, size_t size)
+{
+	char next[sizeof(j->dir)];
+	struct mad_wait_attempt *past;
+	struct stat st;
+	char *dir;
+
+	snprintf(next, sizeof(next), "%s/%ld.%ld", j->run_dir, j->id, j->restart + 1);
+	if (stat(next, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (scan_dir(j, cfg, now, err, size) < 0)
+		return -1;
+	if (j->dir_seen) { /* an attempt that left no folder is not one to show */
+		past = realloc(j->past, (size_t)(j->npast + 1) * sizeof(*past));
+		if (!past)
+			return mad_error(err, size, "out of memory");
+		j->past = past;
+		if (!(dir = strdup(j->dir)))
+			return mad_error(err, size, "out of memory");
+		past[j->npast++] = (struct mad_wait_attempt){
+			.restart = j->restart, .dir = dir, .expected = j->expected,
+			.rank = j->rank, .nrank = j->nrank, .task = j->task, .ntask = j->ntask,
+		};
+	} else {
+		free(j->rank);
+		free(j->task);
+	}
+	j->restart++;
+	memcpy(j->dir, next, sizeof(next));
+	j->rank = NULL;
+	j->task = NULL;
+	j->nrank = j->ndone = j->nfailed = j->ntask = j->ntask_failed = 0;
+	j->expected = -1;
+	j->expected_from = NULL;
+	j->dir_seen = 0;
+	j->rerun = RERUN_NONE;
+	return 1;
+}
+
+int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		  double now, char *err, size_t size)
+{
+	int rc;
+
+	while ((rc = next_attempt(j, cfg, now, err, size)) > 0)
+		;
+	return rc < 0 ? -1 : scan_dir(j, cfg, now, err, size);
+}
+
+void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait_attempt *a)
+{
+	if (k < j->npast) {
+		*a = j->past[k];
+		return;
+	}
+	*a = (struct mad_wait_attempt){
+		.restart = j->restart, .dir = j->dir, .expected = j->expected,
+		.rank = j->rank, .nrank = j->nrank, .task = j->task, .ntask = j->ntask,
+	};
+}
+
+/* States of a job SLURM will run (again): requeued, or waiting to start. */
+static int waiting_to_run(const char *state)
+{
+	return strcmp(state, "PENDING") == 0 || strncmp(state, "REQUEUE", 7) == 0;
+}
+
+void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
+		      const struct mad_wait_cfg *cfg, double start, double now)
+{
+	j->listing = e->listing;
+	if (e->listing != LISTING_ABSENT)
+		snprintf(j->state, sizeof(j->state), "%s", e->state);
+	if (e->time_limit > j->time_limit)
+		j->time_limit = e->time_limit;
+	j->array |= e->array;
+	if (e->listing == LISTING_ACTIVE && waiting_to_run(e->state))
+		j->clock_from = now;
+	/* A failed marker: is the scheduler re-running the job?  An array's
+	 * tasks are requeued one by one, each into a folder of its own, so
+	 * there a failure stands. */
+	if (j->rerun == RERUN_ASK || j->rerun == RERUN_UNSURE || j->rerun == RERUN_YES) {
+		if (j->array || e->listing != LISTING_ACTIVE)
+			j->rerun = RERUN_NO;
+		else if (waiting_to_run(e->state))
+			j->rerun = RERUN_YES;
+		else if (strcmp(e->state, "COMPLETING") == 0)
+			/* SLURM shows a requeued job COMPLETING, then PENDING */
+			j->rerun = j->rerun == RERUN_YES ? RERUN_YES : RERUN_UNSURE;
+		else if (j->rerun != RERUN_YES)
+			j->rerun = RERUN_NO; /* running on: this attempt's end */
+		/* RERUN_YES and running: the next attempt starts, its folder comes */
+	}
+	if (e->listing == LISTING_ACTIVE) {
+		j->seen = 1;
+		j->gone_polls = 0;
+		j->gone_since = 0;
+		return;
+	}
+	/* Never listed: pending while the startup grace lasts (spur lists a
+	 * new job only after a minute or two). */
+	if (e->listing == LISTING_ABSENT && !j->seen && now - start < cfg->startup_grace)
+		return;
+	if (!j->gone_polls)
+		j->gone_since = now;
+	j->gone_polls++;
+}
+
+void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size)
+{
+	size_t off = 0;
+	long n = j->expected > 0 ? j->expected : j->nrank;
+
+	if (size)
+		*buf = '\0';
+	for (long i = 0; i < n && off + 1 < size; i++) {
+		long k = i;
+		int w;
+
+		if (i < j->nrank && j->rank[i].state != RANK_MISSING && j->rank[i].state != RANK_EMPTY)
+			continue;
+		while (k + 1 < n && (k + 1 >= j->nrank || j->rank[k + 1].state == RANK_MISSING ||
+				     j->rank[k + 1].state == RANK_EMPTY))
+			k++;
+		w = k > i ? snprintf(buf + off, size - off, "%s%ld-%ld", off ? "," : "", i, k)
+			  : snprintf(buf + off, size - off, "%s%ld", off ? "," : "", i);
+		if (w < 0 || (size_t)w >= size - off)
+			break;
+		off += (size_t)w;
+		i = k;
+	}
+}
+
+/* " (signal N, name)" for a shell's status of a child killed by a signal
+ * (scancel: 15), else "". */
+static void signal_note(char *buf, size_t size, long status)
+{
+	if (status > 128 && status < 128 + 65)
+		snprintf(buf, size, " (signal %ld, %s)", status - 128, strsignal((int)(status - 128)));
+	else if (size)
+		*buf = '\0';
+}
+
+static void failed_reason(struct mad_wait_job *j)
+{
+	for (long i = 0; i < j->nrank; i++) {
+		const struct mad_rank *r = &j->rank[i];
+
+		if (r->state == RANK_FAILED) {
+			char sig[96];
+
+			signal_note(sig, sizeof(sig), r->status);
+			snprintf(j->reason, sizeof(j->reason), "rank %ld failed with exit status %ld%s%s%s%s%s",
+				 i, r->status, sig, *r->host ? " on " : "", r->host,
+				 *r->note ? ": " : "", r->note);
+			return;
+		}
+		if (r->state == RANK_INVALID) {
+			snprintf(j->reason, sizeof(j->reason), "rank %ld: %s", i, r->note);
+			return;
+		}
+	}
+}
+
+#define TASKS_NAMED 3
+
+/* The verdict V with its reason completed: which attempt, when the job
+ * was re-run, and the step tasks that failed. */
+static int verdict(struct mad_wait_job *j, int v)
+{
+	char text[sizeof(j->reason)];
+	size_t off;
+	long named = 0;
+
+	if (j->restart > 0) {
+		int w = snprintf(text, sizeof(text), "attempt %ld: ", j->restart + 1);
+
+		snprintf(text + w, sizeof(text) - (size_t)w, "%.*s", (int)(sizeof(text) - 40), j->reason);
+		memcpy(j->reason, text, sizeof(text));
+	}
+	off = strlen(j->reason);
+	for (long i = 0; i < j->ntask && named < j->ntask_failed; i++) {
+		const struct mad_step_task *t = &j->task[i];
+		char sig[96] = "";
+		int w;
+
+		if (t->state != RANK_FAILED && t->state != RANK_INVALID)
+			continue;
+		if (named == TASKS_NAMED) {
+			w = snprintf(j->reason + off, sizeof(j->reason) - off, "; %ld more step tasks failed",
+				     j->ntask_failed - named);
+			break;
+		}
+		signal_note(sig, sizeof(sig), t->status);
+		if (t->state == RANK_INVALID)
+			w = snprintf(j->reason + off, sizeof(j->reason) - off,
+				     "; step %ld task %ld wrote a marker that is not one", t->step, t->task);
+		else
+			w = snprintf(j->reason + off, sizeof(j->reason) - off, "; step %ld task %ld%s%s exited %ld%s",
+				     t->step, t->task, *t->host ? " on " : "", t->host, t->status, sig);
+		if (w < 0 || (size_t)w >= sizeof(j->reason) - off)
+			break;
+		off += (size_t)w;
+		named++;
+	}
+	return j->verdict = v;
+}
+
+int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		    double now)
+{
+	char missing[512];
+
+	if (j->verdict != WAIT_PENDING)
+		return j->verdict;
+	if (j->nfailed) {
+		/* Not yet the verdict while the scheduler may be re-running the job. */
+		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO) {
+			if (j->rerun == RERUN_NONE)
+				j->rerun = RERUN_ASK;
+			return WAIT_PENDING;
+		}
+		failed_reason(j);
+		return verdict(j, WAIT_FAILED);
+	}
+	if (j->expected > 0 && j->ndone >= j->expected) {
+		if (j->expected == 1)
+			snprintf(j->reason, sizeof(j->reason), "rank 0 exited 0");
+		else
+			snprintf(j->reason, sizeof(j->reason), "all %ld ranks exited 0", j->expected);
+		return verdict(j, WAIT_OK);
+	}
+	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
+		mad_wait_missing(j, missing, sizeof(missing));
+		if (!j->dir_seen)
+			snprintf(j->reason, sizeof(j->reason),
+				 "the job left the queue%s%s%s and its folder '%.600s' never appeared "
+				 "(was it submitted with --mad-model, or does its script call mad-env/mad-mark?)",
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "", j->dir);
+		else if (j->expected < 0)
+			snprintf(j->reason, sizeof(j->reason),
+				 "the job left the queue%s%s%s; %ld ranks done, and '%.600s' does not say how many to expect (give --nnodes)",
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "",
+				 j->ndone, j->dir);
+		else
+			snprintf(j->reason, sizeof(j->reason),
+				 "the job left the queue%s%s%s and ranks %s wrote no marker within %.0f s",
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "",
+				 missing, cfg->grace);
+		return verdict(j, WAIT_GONE);
+	}
+	return WAIT_PENDING;
+}
+
+/* ------------------------------------------------- the timing policy */
+
+#define DAY 86400.0
+#define FIRST_QUERY_MAX 10.0   /* the first squeue, at the latest */
+#define CONFIRM_MAX 5.0        /* between answers confirming a vanished job */
+#define BACKOFF_FIRST 2.0      /* after the first failed squeue */
+#define GUARD_GROWTH 1.5
+#define GUARD_MAX 4            /* intervals */
+#define LIMIT_MARGIN 600.0     /* past the latest time limit */
+#define DEADLINE_MIN 60.0
+
+static double min2(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static double max2(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
+			  double start)
+{
+	memset(t, 0, sizeof(*t));
+	t->start = start;
+	t->deadline_from_limits = cfg->timeout < 0;
+	t->deadline = start + (cfg->timeout < 0 ? DAY : cfg->timeout);
+	t->next_scan = start;
+	t->next_queue = start + min2(cfg->interval, FIRST_QUERY_MAX);
+	/* the first answer grows it to one interval */
+	t->guard_interval = cfg->interval / GUARD_GROWTH;
+	t->backoff = BACKOFF_FIRST;
+	t->code = WAIT_PENDING;
+}
+
+void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		  int code, const char *why)
+{
+	if (t->code != WAIT_PENDING)
+		return;
+	t->code = code;
+	snprintf(t->why, sizeof(t->why), "%s", why);
+	for (int i = 0; i < n; i++)
+		if (jobs[i].verdict == WAIT_PENDING)
+			snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
+}
+
+static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		     double now)
+{
+	char missing[512];
+
+	for (int i = 0; i < n; i++) {
+		struct mad_wait_job *j = &jobs[i];
+
+		if (j->verdict != WAIT_PENDING)
+			continue;
+		mad_wait_missing(j, missing, sizeof(missing));
+		if (j->nfailed)
+			snprintf(j->reason, sizeof(j->reason),
+				 "timed out after %.0f s, the job still being re-run after a failed marker (state %s)",
+				 now - t->start, *j->state ? j->state : "unknown");
+		else
+			snprintf(j->reason, sizeof(j->reason), "timed out after %.0f s with %s%s",
+				 now - t->start, *missing ? "ranks missing: " : "no marker yet", missing);
+		verdict(j, WAIT_TIMEOUT);
+	}
+	t->code = WAIT_TIMEOUT;
+}
+
+struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs,
+				   int n, const struct mad_wait_cfg *cfg, double now)
+{
+	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, WAIT_PENDING };
+	int decided = 0, failed = 0, rerun_ask = 0;
+
+	if (t->code != WAIT_PENDING) {
+		s.action = MAD_WAIT_END;
+		s.code = t->code;
+		return s;
+	}
+	if (now >= t->next_scan) {
+		s.action = MAD_WAIT_SCAN;
+		return s;
+	}
+	for (int i = 0; i < n; i++) {
+		int v = mad_wait_decide(&jobs[i], cfg, now);
+
+		decided += v != WAIT_PENDING;
+		failed |= v == WAIT_FAILED;
+		rerun_ask |= v == WAIT_PENDING && jobs[i].rerun == RERUN_ASK;
+	}
+	if (failed || decided == n) {
+		t->code = WAIT_OK;
+		for (int i = 0; i < n; i++)
+			if (jobs[i].verdict != WAIT_OK && jobs[i].verdict != WAIT_PENDING &&
+			    (t->code == WAIT_OK || jobs[i].verdict < t->code))
+				t->code = jobs[i].verdict;
+	} else if (now >= t->deadline) {
+		time_out(t, jobs, n, now);
+	} else if (now >= t->next_queue || rerun_ask) {
+		s.action = MAD_WAIT_ASK;
+		return s;
+	}
+	if (t->code != WAIT_PENDING) {
+		s.action = MAD_WAIT_END;
+		s.code = t->code;
+		return s;
+	}
+	s.at = min2(min2(t->next_scan, t->next_queue), t->deadline);
+	return s;
+}
+
+void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
+		      double now)
+{
+	t->next_scan = now + cfg->scan_period;
+}
+
+void mad_wait_woken(struct mad_wait_timing *t)
+{
+	t->next_scan = t->start;
+}
+
+size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n,
+			  struct mad_queue_entry *e)
+{
+	size_t k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (jobs[i].verdict == WAIT_PENDING)
+			e[k++].id = jobs[i].id;
+	return k;
+}
+
+void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg,
+		       double now, double random)
+{
+	double latest = t->start;
+	int unlimited = 0, confirming = 0;
+
+	t->squeue_calls++;
+	t->answered = 1;
+	t->failures = 0;
+	t->backoff = BACKOFF_FIRST;
+	for (int i = 0, k = 0; i < n; i++) {
+		struct mad_wait_job *j = &jobs[i];
+
+		if (j->verdict != WAIT_PENDING)
+			continue;
+		mad_wait_observe(j, &e[k++], cfg, t->start, now);
+		confirming |= (j->gone_polls > 0 && j->gone_polls < cfg->gone_polls) ||
+			      j->rerun == RERUN_UNSURE;
+		if (j->time_limit < 0)
+			unlimited = 1;
+		else if (j->listing != LISTING_ABSENT) /* a pending job's clock has not started */
+			latest = max2(latest, max2(t->start, j->clock_from) + (double)j->time_limit);
+	}
+	if (t->deadline_from_limits && !unlimited && latest > t->start)
+		t->deadline = max2(t->start + DEADLINE_MIN, latest + LIMIT_MARGIN + cfg->grace);
+	/* Markers decide, so the guard may slow down (30 s, 45 s, ... 2 min by
+	 * default); confirming a disappearance is fast. */
+	t->guard_interval = min2(t->guard_interval * GUARD_GROWTH, GUARD_MAX * cfg->interval);
+	t->next_queue = now + (confirming ? min2(cfg->interval, CONFIRM_MAX)
+				: t->guard_interval * (0.9 + 0.2 * random));
+}
+
+int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+			const struct mad_wait_cfg *cfg, double now, const char *err)
+{
+	char why[1024];
+
+	t->squeue_calls++;
+	/* a failed marker the scheduler cannot be asked about decides */
+	for (int i = 0; i < n; i++)
+		if (jobs[i].rerun == RERUN_ASK || jobs[i].rerun == RERUN_UNSURE)
+			jobs[i].rerun = RERUN_NO;
+	if (!t->failures++)
+		t->unknown_since = now;
+	if (now - t->unknown_since >= cfg->unknown_budget) {
+		snprintf(why, sizeof(why), "the scheduler could not be asked for %.0f s: %.700s",
+			 now - t->unknown_since, err);
+		mad_wait_end(t, jobs, n, WAIT_UNKNOWN, why);
+		return 1;
+	}
+	t->next_queue = now + min2(min2(t->backoff, cfg->interval),
+				   t->unknown_since + cfg->unknown_budget - now);
+	t->backoff *= 2;
+	return 0;
+}

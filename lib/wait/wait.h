@@ -1,0 +1,245 @@
+/* wait.h: what mad-wait knows about one job, the rules that turn it into
+ * a verdict (doc/design.md §10), and when to look again.  Markers decide;
+ * the scheduler only says whether the job can still write them.
+ *
+ * lib/wait/ (wait, queue, follow, plugstack) is the tools' library for
+ * waiting on jobs and reading the site's plugstack line.  Its rules:
+ * - Who links it: the tools only (mad-wait, mad-env, mad-mark, and the
+ *   fuzz target of its parsers), through libmad.la; never mad.so, which
+ *   runs inside SLURM's and spur's root daemons (libmad-plugin.la leaves
+ *   this folder out).  It uses the core; the core never uses it.
+ * - Pure decisions: the functions that decide (mad_wait_decide,
+ *   mad_wait_next and the rest of the timing policy below) take the time
+ *   (CLOCK_MONOTONIC seconds) and the scheduler's answers as arguments and
+ *   read no clock, file or process, so test-wait.c checks every rule
+ *   without sleeping.  I/O lives in separate calls (mad_wait_scan reads a
+ *   job folder, mad_queue_ask runs squeue).
+ * - Errors as in lib/error.h: -1 with (err, size), user bytes through
+ *   mad_printable().  Never prints, exits or aborts: what a tool shows
+ *   (followed output, warnings, reasons) is handed back as data. */
+#ifndef MAD_WAIT_H
+#define MAD_WAIT_H
+
+#include "queue.h"
+
+#include <stddef.h>
+
+enum mad_rank_state {
+	RANK_MISSING,   /* no marker yet */
+	RANK_EMPTY,     /* an empty marker: a writer that is not atomic, mid-write */
+	RANK_DONE,      /* exit status 0 */
+	RANK_FAILED,    /* a non-zero exit status */
+	RANK_INVALID,   /* a marker that is not one (garbage, or empty too long) */
+};
+
+struct mad_rank {
+	enum mad_rank_state state;
+	long status;
+	long time;          /* time= of the marker, or -1 */
+	char host[64];
+	char note[256];     /* error= of the marker, or what is wrong with it */
+	double empty_since;
+};
+
+/* One task of an srun step in nodes fan-out: its marker step<S>_rank<R>.
+ * It never changes the verdict (the batch script's marker decides); it
+ * names the node, task and step that failed. */
+struct mad_step_task {
+	long step, task;
+	enum mad_rank_state state;
+	long status;
+	long time;
+	char host[64];
+	double empty_since;
+};
+
+/* One attempt of a job: SLURM re-runs a requeued job (preemption,
+ * scontrol requeue, a node failure with --requeue) in a new job folder,
+ * <id>.<restart>.  The job's current attempt lives in mad_wait_job; the
+ * ones before it are kept as these, for --json. */
+struct mad_wait_attempt {
+	long restart;               /* 0 for the first attempt */
+	const char *dir;
+	long expected;
+	const struct mad_rank *rank;
+	long nrank;
+	const struct mad_step_task *task;
+	long ntask;
+};
+
+/* What the scheduler said of a failed marker: is the job being re-run? */
+enum mad_rerun {
+	RERUN_NONE,     /* no failed marker in this attempt */
+	RERUN_ASK,      /* a failed marker; squeue not asked since */
+	RERUN_UNSURE,   /* completing: SLURM shows a requeued job so too, for a while */
+	RERUN_YES,      /* squeue shows the job requeued: a new attempt comes */
+	RERUN_NO,       /* not re-run: the failure is the verdict */
+};
+
+/* The exit codes of SPEC §8. */
+enum {
+	WAIT_OK = 0, WAIT_FAILED = 1, WAIT_GONE = 2, WAIT_UNKNOWN = 3,
+	WAIT_USAGE = 64, WAIT_TIMEOUT = 124, WAIT_INTERRUPTED = 130,
+	WAIT_PENDING = -1,
+};
+
+struct mad_wait_cfg {
+	double interval;       /* squeue at most once per this (--interval) */
+	double unknown_budget; /* squeue failing this long ends the wait */
+	double timeout;        /* give up after this; -1: from the time limits */
+	double scan_period;    /* read the job folders at least this often */
+	double grace;          /* after the job left the queue, for its markers */
+	double startup_grace;  /* a job never listed yet is pending this long */
+	double empty_grace;    /* an empty marker may still be being written */
+	int gone_polls;        /* squeue answers saying "gone" before we believe it */
+	long nnodes;           /* --nnodes, or -1 */
+	int no_requeue;        /* --no-requeue: the first failed marker decides */
+};
+
+struct mad_wait_job {
+	long id;
+	char run_dir[4096];
+	char dir[4200];             /* run_dir/<id>[.<restart>] */
+	long restart;
+	long expected;              /* markers to expect, -1 until known */
+	const char *expected_from;
+	struct mad_rank *rank;
+	long nrank;                 /* entries in RANK */
+	long ndone, nfailed;        /* ranks DONE; ranks FAILED or INVALID */
+	int dir_seen;
+	struct mad_step_task *task; /* step tasks, sorted by step and task */
+	long ntask, ntask_failed;
+	enum mad_rerun rerun;
+	/* the attempts before this one, oldest first */
+	struct mad_wait_attempt *past;
+	long npast;
+	/* the scheduler's view */
+	int seen;                   /* listed active at least once */
+	enum mad_listing listing;
+	int array;                  /* listed as array tasks */
+	char state[32];
+	long time_limit;
+	double clock_from;          /* last seen pending: its time limit counts from here */
+	double gone_since;
+	int gone_polls;
+	/* the outcome */
+	int verdict;                /* WAIT_PENDING until decided */
+	char reason[1024];
+};
+
+int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir);
+void mad_wait_job_free(struct mad_wait_job *j);
+
+/* Reads the job folder once (one directory read for the rank markers and
+ * the step tasks' markers alike; a marker is opened only the first time it
+ * is seen, or again while it is empty).  A newer attempt's folder
+ * (<id>.<restart+1>) becomes the current one, the older is read a last
+ * time and kept.  Returns how many ranks changed, or -1 when the folder
+ * cannot be read (ERR). */
+int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		  double now, char *err, size_t size);
+
+/* Takes one squeue answer for the job.  START is when the wait began.
+ * After a failed marker, the answer says whether the job is re-run:
+ * PENDING or REQUEUED* (and RUNNING once it was seen requeued) hold the
+ * failure until the next attempt's folder appears; COMPLETING, which a
+ * requeued job shows too before PENDING, is asked again; any other answer,
+ * an array job, or a job no longer listed make it the verdict. */
+void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
+		      const struct mad_wait_cfg *cfg, double start, double now);
+
+/* Applies the rules; returns (and stores) the verdict, WAIT_PENDING while
+ * there is none. */
+int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
+		    double now);
+
+/* The ranks without a complete marker, folded ("1,3-5"), into BUF. */
+void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size);
+
+/* Attempt K of the job, 0 <= K <= j->npast (the last is the current one),
+ * into A; its pointers stay valid until the next scan. */
+void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait_attempt *a);
+
+/* ------------------------------------------------- the timing policy
+ * When to read the folders, when to ask squeue, and when to stop: the
+ * tool's loop asks mad_wait_next() what to do, does it (the I/O) and
+ * reports back with mad_wait_scanned(), mad_wait_answered() or
+ * mad_wait_unanswered().  The rules:
+ * - markers are read every cfg->scan_period, and at once after a change
+ *   in a watched folder (mad_wait_woken);
+ * - the first squeue comes min(interval, 10 s) after the start: markers
+ *   often answer first;
+ * - after an answer the guard slows down, x1.5 per answer up to 4
+ *   intervals, jittered +-10% (RANDOM) so many waiters do not align;
+ * - a job that vanished is re-asked after min(interval, 5 s) until
+ *   cfg->gone_polls answers confirm it;
+ * - a failing squeue is retried after 2 s, 4 s, 8 s ... (at most an
+ *   interval, never past the budget); failing for cfg->unknown_budget
+ *   ends the wait with WAIT_UNKNOWN; an answer resets both;
+ * - the deadline is cfg->timeout, else a day, which the jobs' time limits
+ *   shorten to the latest end plus 600 s plus the grace (a job's clock
+ *   starts at the last answer that showed it pending, so a requeued
+ *   attempt gets its limit again; an unlimited job keeps the day);
+ * - every undecided job goes into one squeue call per interval;
+ * - a failed marker is asked about at once (is the job requeued?), unless
+ *   --no-requeue, and again after min(interval, 5 s) while the job is
+ *   completing; when squeue cannot answer, the marker decides;
+ * - a failed job ends the wait at once; otherwise it ends when every job
+ *   is decided, with the worst exit code (the lowest non-zero). */
+enum mad_wait_action {
+	MAD_WAIT_SCAN,    /* read every undecided job's folder now */
+	MAD_WAIT_ASK,     /* ask squeue for the jobs mad_wait_queue_ids() names */
+	MAD_WAIT_SLEEP,   /* until AT, or a change in a watched folder */
+	MAD_WAIT_END,     /* done: exit with CODE */
+};
+
+struct mad_wait_step {
+	enum mad_wait_action action;
+	double at;        /* MAD_WAIT_SLEEP: when to look again */
+	int code;         /* MAD_WAIT_END: the exit code */
+};
+
+struct mad_wait_timing {
+	double start, deadline;
+	int deadline_from_limits;  /* no --timeout: the time limits set it */
+	double next_scan, next_queue;
+	double guard_interval;     /* the next pause between two answers */
+	double backoff;            /* the next pause after a failed squeue */
+	double unknown_since;      /* the first of FAILURES in a row */
+	int failures;
+	long squeue_calls;
+	int answered;              /* squeue has answered at least once */
+	int code;                  /* WAIT_PENDING until the wait ends */
+	char why[1024];            /* the end, for jobs without a verdict */
+};
+
+void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
+			  double start);
+/* What to do at NOW.  Decides each job (mad_wait_decide) on the way; on a
+ * timeout, the undecided jobs get WAIT_TIMEOUT and a reason. */
+struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs,
+				   int n, const struct mad_wait_cfg *cfg, double now);
+/* The folders were read at NOW. */
+void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
+		      double now);
+/* A watched folder changed: read the folders at once. */
+void mad_wait_woken(struct mad_wait_timing *t);
+/* The ids of the undecided jobs into E (one squeue call for all); their
+ * count. */
+size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n,
+			  struct mad_queue_entry *e);
+/* squeue answered E (as filled by mad_wait_queue_ids) at NOW; RANDOM in
+ * [0, 1] jitters the next call. */
+void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg,
+		       double now, double random);
+/* squeue failed at NOW with ERR; 1 when that ends the wait (the budget is
+ * spent: WAIT_UNKNOWN), 0 when it is retried. */
+int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+			const struct mad_wait_cfg *cfg, double now, const char *err);
+/* Ends the wait with CODE (an interruption, a usage error): WHY becomes
+ * the reason of every undecided job. */
+void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+		  int code, const char *why);
+
+#endif

@@ -5,4 +5,8 @@
 
 double mad_monotonic(void);
 
+/* Sleeps SECONDS (nothing when <= 0); a signal may end it early, which a
+ * caller polling with backoff tolerates. */
+void mad_sleep(double seconds);
+
 #endif

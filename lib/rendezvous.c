@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 
@@ -180,12 +179,7 @@ int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, long ran
 		waited = mad_monotonic() - start;
 		if (waited >= (double)timeout)
 			break;
-		{
-			double left = (double)timeout - waited, d2 = delay < left ? delay : left;
-			struct timespec ts = { (time_t)d2, (long)((d2 - (double)(time_t)d2) * 1e9) };
-
-			nanosleep(&ts, NULL);
-		}
+		mad_sleep(delay < (double)timeout - waited ? delay : (double)timeout - waited);
 		/* fast at first (a gang-scheduled job meets within a second),
 		 * then at most one read a second */
 		delay = delay * 1.5 > (waited > 30 ? 1.0 : 0.2) ? (waited > 30 ? 1.0 : 0.2) :

@@ -388,8 +388,9 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		return 0;
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &wstatus) != ESPANK_SUCCESS)
 		return 0;
-	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
-		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
+	status = WIFEXITED(wstatus)   ? WEXITSTATUS(wstatus) :
+		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) :
+					1;
 	if (f.batch_step)
 		mad_marker_name(name, sizeof(name), c.rank);
 	else

@@ -113,6 +113,13 @@ copy_torch_helpers() {
 	done
 }
 
+# The launcher stand-ins (t/helpers/standin/) where the test user's jobs find them.
+copy_standins() {
+	rm -rf "$MAD_CLUSTER_SHARED/standin"
+	cp -r "$BATS_TEST_DIRNAME/../helpers/standin" "$MAD_CLUSTER_SHARED/standin"
+	chmod -R a+rX "$MAD_CLUSTER_SHARED/standin"
+}
+
 # A PyTorch with gloo, or a failure under CI (a skip elsewhere).
 require_torch() {
 	require /usr/bin/python3 "the PyTorch tests"

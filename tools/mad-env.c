@@ -14,24 +14,27 @@
 #include "clock.h"
 #include "common.h"
 #include "contract.h"
+#include "job/barrier.h"
 #include "job/check.h"
 #include "job/job.h"
 #include "marker.h"
 #include "options.h"
-#include "wait/plugstack.h"
-#include "wait/queue.h"
+#include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage_text[] =
-	"Usage: eval \"$(mad-env)\"  |  mad-env --explain | --json | --check[=SECONDS]\n"
+	"Usage: eval \"$(mad-env)\"  |  mad-env --explain | --json | --check[=SECONDS] | --barrier\n"
 	"Print the mad env contract (NODE_RANK, NNODES, MASTER_ADDR, MASTER_PORT,\n"
 	"MAD_COLLECT_JOB_ID, ...) for this task as shell exports, completing a\n"
 	"pending rendezvous (array fan-out) first.  Options come from MAD_* and\n"
@@ -43,6 +46,9 @@ static const char usage_text[] =
 	"                  ranks agree on RANK, WORLD_SIZE, NNODES, MASTER_ADDR and\n"
 	"                  MASTER_PORT and reach rank 0 over TCP within SECONDS\n"
 	"                  (default 10); else exit 1 with a table naming the rank\n"
+	"  -b, --barrier   wait until every rank of the array (or of this srun\n"
+	"                  step) has started, up to the timeout; prints nothing;\n"
+	"                  else exit 1 naming the ranks that did not start\n"
 	"  -h, --help      this help;  -V, --version\n"
 	"\n"
 	"On failure: the reason on stderr, \"exit 1\" on stdout (stops an eval), exit 1.\n";
@@ -118,6 +124,31 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
 	return rc ? MAD_EXIT_FAIL : MAD_EXIT_OK;
 }
 
+/* --barrier: this rank records its start in the job folder and waits for
+ * all (lib/job/barrier).  The ranks are the array's nodes in the batch script
+ * (array fan-out, spur's per-node script), the step's tasks in an srun
+ * step.  SLURM's batch script of a nodes fan-out job is one task on the
+ * first node: it would wait for ranks that never run a batch script. */
+static int run_barrier(const struct mad_contract *c)
+{
+	long step = c->step_id, rank = step == MAD_NONE ? c->rank : c->task_rank;
+	long nranks = step == MAD_NONE ? c->nnodes : c->world_size;
+	char host[256] = "?", err[2048];
+
+	if (!*c->job_dir)
+		die("--barrier: no job folder: set run-dir= on mad.so's plugstack line, --mad-run-dir or MAD_RUN_DIR to a folder every node mounts");
+	if (step == MAD_NONE && c->fanout == MAD_FANOUT_NODES && c->scheduler == MAD_SCHED_SLURM &&
+	    c->nnodes > 1)
+		die("--barrier: the batch script of a nodes fan-out job runs on the first node only; call it in every task of an srun step, or use --mad-fanout=array");
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "?");
+	if (mad_job_dir_make(c->run_dir, c->job_dir, err, sizeof(err)) ||
+	    mad_barrier_wait(c->job_dir, step == MAD_NONE ? -1 : step, rank, nranks, host,
+			     c->timeout, err, sizeof(err)))
+		die("%s", err);
+	return MAD_EXIT_OK;
+}
+
 /* --explain in a job that asked for a model where mad.so did not run (it
  * sets MAD_ENV_FROM=spank): says so, with the likeliest reason.  FOUND: a
  * plugstack line for mad.so was found (SITE). */
@@ -145,6 +176,7 @@ int main(int argc, char **argv)
 		{ "explain", no_argument, NULL, 'e' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "check", optional_argument, NULL, 'c' },
+		{ "barrier", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -159,13 +191,14 @@ int main(int argc, char **argv)
 	struct mad_contract c;
 	char err[2048];
 	const char *why, *check_seconds = NULL;
-	int ch, check = 0;
+	int ch, check = 0, barrier = 0;
 
 	mad_prog_init(argv[0], "mad-env");
 	mad_fail_stdout = "exit 1\n";
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ejc::hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ejc::bhV", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'b': barrier = 1; break;
 		case 'c': check = 1; check_seconds = optarg; break;
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;
@@ -189,6 +222,11 @@ int main(int argc, char **argv)
 		die("%s", err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		die("%s", err);
+	/* after the rendezvous: rank 0 of an array has published its address
+	 * when its barrier record appears.  No port check: a head (Ray) that
+	 * waits here may hold MASTER_PORT already. */
+	if (barrier)
+		return run_barrier(&c);
 	/* the check binds MASTER_PORT itself, on the rank its environment names */
 	if (check)
 		return run_check(&opts, &c, check_seconds);

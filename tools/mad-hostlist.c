@@ -35,6 +35,10 @@ static const char usage_text[] =
 	"  -m, --max-hosts=N   refuse a list of more than N host names\n"
 	"  -d, --sep=SEP       separator for expand (default: newline;\n"
 	"                      \\n, \\t, \\0 and \\\\ are understood)\n"
+	"  -f, --format=FMT    expand as a hostfile, one node a line in rank order:\n"
+	"                      deepspeed or mpi ('HOST slots=N'), json\n"
+	"  -S, --slots=N       slots per node in a hostfile (default:\n"
+	"                      $MAD_GPUS_PER_NODE, else 1)\n"
 	"  -h, --help          show this help and exit\n"
 	"  -V, --version       show the version and exit\n"
 	"\n"
@@ -45,8 +49,14 @@ static const char usage_text[] =
 	"Exit status: 0 success, 1 bad host list or index, 64 usage error,\n"
 	"74 read or write error.\n";
 
+/* expand --format: the hostfiles launchers read (doc/mad-hostlist.1 cites
+ * each format's documentation). */
+enum hostfile_format { FORMAT_NONE, FORMAT_SLOTS, FORMAT_JSON };
+
 struct opts {
 	int sort, uniq;
+	enum hostfile_format format;
+	uint64_t slots;
 	int started;            /* a name was written: the next needs SEP */
 	uint64_t max_hosts;     /* 0: no limit */
 	const char *sep;
@@ -140,6 +150,19 @@ static int write_name(const char *name, size_t len, void *arg)
 {
 	struct opts *o = arg;
 
+	if (o->format == FORMAT_SLOTS) {
+		fwrite(name, 1, len, stdout);
+		printf(" slots=%" PRIu64 "\n", o->slots);
+		return ferror(stdout) ? 1 : 0;
+	}
+	if (o->format == FORMAT_JSON) {
+		/* host names are [A-Za-z0-9._-] (lib/hostlist): nothing to escape */
+		fputs(o->started ? ",\n  {\"host\": \"" : "[\n  {\"host\": \"", stdout);
+		fwrite(name, 1, len, stdout);
+		printf("\", \"slots\": %" PRIu64 "}", o->slots);
+		o->started = 1;
+		return ferror(stdout) ? 1 : 0;
+	}
 	if (o->started)
 		fwrite(o->sep, 1, o->sep_len, stdout);
 	o->started = 1;
@@ -151,7 +174,12 @@ static int write_name(const char *name, size_t len, void *arg)
  * newline or NUL (so "--sep='\0'" feeds "xargs -0" cleanly). */
 static void end_names(const struct opts *o)
 {
-	if (!o->started)
+	if (o->format == FORMAT_JSON) {
+		if (o->started) /* an empty list never gets here */
+			fputs("\n]\n", stdout);
+		return;
+	}
+	if (!o->started || o->format == FORMAT_SLOTS)
 		return;
 	if (o->sep_len == 1 && (o->sep[0] == '\n' || o->sep[0] == '\0'))
 		fwrite(o->sep, 1, 1, stdout);
@@ -165,13 +193,54 @@ static int out_of_memory(void)
 	return MAD_EXIT_IO;
 }
 
+/* A hostfile has one line per node: DeepSpeed refuses a host named twice
+ * (runner.py, "Hostfile contains multiple entries"), OpenMPI would add up
+ * its slots.  So a repeated name is a bad list here, named. */
+static int check_one_line_per_node(const struct hostvec *v)
+{
+	struct hostvec sorted = HOSTVEC_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < v->n && !rc; i++)
+		if (hostvec_push(&sorted, hostvec_at(v, i), strlen(hostvec_at(v, i))))
+			rc = out_of_memory();
+	if (!rc && hostvec_sort(&sorted))
+		rc = out_of_memory();
+	for (size_t i = 1; i < sorted.n && !rc; i++)
+		if (strcmp(hostvec_at(&sorted, i - 1), hostvec_at(&sorted, i)) == 0) {
+			tool_error("--format: host '%s' is in the list twice; a hostfile has one line per node (--uniq drops repeats)",
+				   hostvec_at(&sorted, i));
+			rc = EXIT_BADLIST;
+		}
+	hostvec_free(&sorted);
+	return rc;
+}
+
+/* --slots=N, else MAD_GPUS_PER_NODE, else 1. */
+static int hostfile_slots(const char *arg, uint64_t *slots)
+{
+	const char *gpus = getenv("MAD_GPUS_PER_NODE");
+
+	if (arg) {
+		if (parse_u64(arg, slots) || *slots == 0 || *slots > 1000000)
+			return usage_error("--slots: '%s' is not a number of slots (1 to 1000000)",
+					   arg);
+		return 0;
+	}
+	*slots = 1;
+	if (gpus && *gpus && (parse_u64(gpus, slots) || *slots == 0 || *slots > 1000000))
+		return usage_error("MAD_GPUS_PER_NODE='%s' is not a number of slots (1 to 1000000); give --slots=N",
+				   gpus);
+	return 0;
+}
+
 static int run(const char *cmd, const char *index_arg, struct opts *o,
 	       const struct hostlist *hl)
 {
 	struct hostvec v = HOSTVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
 	uint64_t index = 0;
-	int rc = 0, need_vector = o->sort || o->uniq ||
+	int rc = 0, need_vector = o->sort || o->uniq || o->format != FORMAT_NONE ||
 				  strcmp(cmd, "compress") == 0;
 
 	if (index_arg && parse_u64(index_arg, &index))
@@ -208,6 +277,13 @@ static int run(const char *cmd, const char *index_arg, struct opts *o,
 		hostvec_free(&v);
 		return out_of_memory();
 	}
+	if (o->format != FORMAT_NONE) {
+		rc = check_one_line_per_node(&v);
+		if (rc) {
+			hostvec_free(&v);
+			return rc;
+		}
+	}
 	if (strcmp(cmd, "count") == 0) {
 		printf("%zu\n", v.n);
 	} else if (strcmp(cmd, "nth") == 0) {
@@ -241,21 +317,23 @@ int main(int argc, char **argv)
 		{ "uniq", no_argument, NULL, 'u' },
 		{ "max-hosts", required_argument, NULL, 'm' },
 		{ "sep", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "slots", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static char outbuf[1 << 16];
-	struct opts o = { 0, 0, 0, 0, "\n", 1 };
+	struct opts o = { 0, 0, FORMAT_NONE, 1, 0, 0, "\n", 1 };
 	struct strbuf in = STRBUF_INIT;
 	struct hostlist *hl = NULL;
 	struct hl_error err;
-	const char *cmd, *index_arg = NULL, *source = "";
-	int c, rc;
+	const char *cmd, *index_arg = NULL, *source = "", *slots_arg = NULL;
+	int c, rc, sep_given = 0;
 
 	mad_prog_init(argv[0], "mad-hostlist");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":sum:d:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":sum:d:f:S:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o.sort = 1;
@@ -273,6 +351,19 @@ int main(int argc, char **argv)
 				return usage_error("--sep: '%s' has an escape other than \\n, \\t, \\0 or \\\\",
 						   optarg);
 			o.sep = optarg;
+			sep_given = 1;
+			break;
+		case 'f':
+			if (strcmp(optarg, "deepspeed") == 0 || strcmp(optarg, "mpi") == 0)
+				o.format = FORMAT_SLOTS;
+			else if (strcmp(optarg, "json") == 0)
+				o.format = FORMAT_JSON;
+			else
+				return usage_error("--format: '%s' is not a hostfile format (deepspeed, mpi or json)",
+						   optarg);
+			break;
+		case 'S':
+			slots_arg = optarg;
 			break;
 		case 'h':
 			print_help(usage_text);
@@ -293,6 +384,18 @@ int main(int argc, char **argv)
 		   strcmp(cmd, "count")) {
 		return usage_error("unknown command '%s' (expand, compress, count or nth N)",
 				   cmd);
+	}
+
+	if ((o.format != FORMAT_NONE || slots_arg) && strcmp(cmd, "expand"))
+		return usage_error("%s: --format and --slots go with expand", cmd);
+	if (slots_arg && o.format == FORMAT_NONE)
+		return usage_error("%s", "--slots needs --format (deepspeed, mpi or json)");
+	if (sep_given && o.format != FORMAT_NONE)
+		return usage_error("%s", "--sep and --format do not go together: a hostfile has one node a line");
+	if (o.format != FORMAT_NONE) {
+		rc = hostfile_slots(slots_arg, &o.slots);
+		if (rc)
+			return rc;
 	}
 
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

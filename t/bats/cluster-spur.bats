@@ -458,3 +458,35 @@ submit() {
 		assert_output --partial PartitionName=
 	done
 }
+
+# templates/launchers rendered for spur, with the launcher stand-ins (t/helpers/standin)
+spur_launcher() { # name fanout nnodes command-word
+	local job=spur-launch-$BATS_TEST_NUMBER-$1-$2
+	printf '{"command": ["%s"]}\n' "$4" >"$MAD_CLUSTER_SHARED/$job.json"
+	copy_standins
+	mad-render -c "$BATS_TEST_DIRNAME/../../templates/launchers/example.yaml" -D scheduler=spur \
+		-D "fanout=$2" -D "nnodes=$3" -D nproc_per_node=2 -D model=m -D "job_name=$job" \
+		-D "log_dir=$MAD_CLUSTER_SHARED" -D "run_dir=$run_dir" -D time=00:02:00 \
+		-D ray=./standin/ray -D vllm=./standin/vllm -D accelerate=./standin/accelerate \
+		-c "$MAD_CLUSTER_SHARED/$job.json" -o "$MAD_CLUSTER_SHARED/$job.sh" "$BATS_TEST_DIRNAME/../../templates/launchers/$1.sh.j2"
+	chmod 0644 "$MAD_CLUSTER_SHARED/$job.sh"
+	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out
+	# spur's SPANK host runs mad.so before the script: its options come with the submit env
+	submit env MAD_FANOUT="$2" MAD_NNODES="$3" MAD_NPROC_PER_NODE=2 sbatch "$job.sh"
+	wait_gone "$jobid"
+	outs=("$MAD_CLUSTER_SHARED/$job"-*.out)
+	cat "${outs[@]}"
+}
+
+@test "spur: launcher templates end to end: vLLM on Ray (nodes fan-out, the start barrier) and accelerate (array fan-out)" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		spur_launcher vllm-ray nodes 2 /models/m
+		grep -q '^standin launcher=ray-head node_rank=0 nnodes=2 ' "${outs[@]}"
+		grep -q '^standin launcher=ray-worker node_rank=1 nnodes=2 ' "${outs[@]}"
+		grep -q '^standin launcher=vllm node_rank=0 nnodes=2 tp=2 pp=2 workers=1 model=/models/m ' "${outs[@]}"
+		[[ -e $run_dir/$jobid/started_rank0 && -e $run_dir/$jobid/started_rank1 ]]
+		spur_launcher accelerate array 2 train.py
+		[[ $(cat "${outs[@]}" | grep -c '^standin launcher=accelerate node_rank=[01] nnodes=2 nproc=2 total=4 ') == 2 ]]
+	done
+}

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # mad-hostlist as a user runs it: commands, input sources, errors, limits.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	load ../lib.sh
 	load_helpers
@@ -145,4 +147,68 @@ setup() {
 	assert_output --partial 'Usage: mad-hostlist'
 	run mad-hostlist --version
 	assert_output --regexp '^mad-hostlist \(mad-spank\) [0-9.]+'
+}
+
+@test "expand --format=deepspeed and mpi: one 'host slots=N' line per node, in rank order" {
+	run mad-hostlist expand --format=deepspeed --slots=8 'gpu[09-11]-ib'
+	assert_success
+	assert_output $'gpu09-ib slots=8\ngpu10-ib slots=8\ngpu11-ib slots=8'
+	# SLURM's order, not a sorted one: line K is node rank K
+	run mad-hostlist expand --format=mpi --slots=2 'n[3,1-2]'
+	assert_output $'n3 slots=2\nn1 slots=2\nn2 slots=2'
+	SLURM_JOB_NODELIST='a[1-2]' run mad-hostlist expand --format=mpi --slots=1
+	assert_output $'a1 slots=1\na2 slots=1'
+}
+
+@test "expand --format=json: an array of {host, slots}, one node a line, that python3 reads back" {
+	run mad-hostlist expand --format=json --slots=4 'n[1-3]'
+	assert_success
+	assert_line --index 1 '  {"host": "n1", "slots": 4},'
+	[[ ${#lines[@]} == 5 ]]
+	run bash -c "mad-hostlist expand --format=json --slots=4 'n[1-3]' |
+		python3 -c 'import json,sys; print(json.load(sys.stdin))'"
+	assert_output "[{'host': 'n1', 'slots': 4}, {'host': 'n2', 'slots': 4}, {'host': 'n3', 'slots': 4}]"
+}
+
+@test "hostfile slots: --slots, else MAD_GPUS_PER_NODE, else 1" {
+	MAD_GPUS_PER_NODE=8 run mad-hostlist expand --format=deepspeed n1
+	assert_output 'n1 slots=8'
+	MAD_GPUS_PER_NODE=8 run mad-hostlist expand --format=deepspeed --slots=2 n1
+	assert_output 'n1 slots=2'
+	MAD_GPUS_PER_NODE='' run mad-hostlist expand --format=deepspeed n1
+	assert_output 'n1 slots=1'
+	unset MAD_GPUS_PER_NODE
+	run mad-hostlist expand --format=json n1
+	assert_line --index 1 '  {"host": "n1", "slots": 1}'
+}
+
+@test "bad --format, --slots or MAD_GPUS_PER_NODE: exit 64, the value named, nothing on stdout" {
+	local args
+	for args in "--format=hosts expand n1" "--format= expand n1" "--format=mpi --slots=0 expand n1" \
+		"--format=mpi --slots=-1 expand n1" "--format=mpi --slots=2x expand n1" \
+		"--format=mpi --slots=1000001 expand n1" "--slots=2 expand n1" "--format=mpi count n1" \
+		"--format=json nth 0 n1" "--format=mpi --sep=, expand n1"; do
+		# shellcheck disable=SC2086 # the words of one case
+		run --separate-stderr mad-hostlist $args
+		assert_failure 64
+		[[ -z $output ]] || { echo "stdout for '$args': $output"; false; }
+	done
+	run --separate-stderr mad-hostlist --format=hosts expand n1
+	[[ $stderr == *"--format: 'hosts' is not a hostfile format (deepspeed, mpi or json)"* ]]
+	run --separate-stderr mad-hostlist --format=mpi --slots=2x expand n1
+	[[ $stderr == *"--slots: '2x' is not a number of slots"* ]]
+	MAD_GPUS_PER_NODE=eight run --separate-stderr mad-hostlist --format=mpi expand n1
+	assert_failure 64
+	[[ -z $output && $stderr == *"MAD_GPUS_PER_NODE='eight' is not a number of slots"* ]]
+}
+
+@test "a hostfile names each node once: a repeated host fails naming it, --uniq keeps the first" {
+	run --separate-stderr mad-hostlist --format=deepspeed expand 'n[1-3],n2'
+	assert_failure 1
+	[[ -z $output && $stderr == *"host 'n2' is in the list twice"* ]]
+	run mad-hostlist --uniq --format=deepspeed --slots=1 expand 'n[1-3],n2'
+	assert_output $'n1 slots=1\nn2 slots=1\nn3 slots=1'
+	run --separate-stderr mad-hostlist --format=mpi expand 'n[1-'
+	assert_failure 1
+	[[ -z $output ]]
 }

@@ -1,0 +1,190 @@
+/* barrier.c: see barrier.h. */
+#include "barrier.h"
+#include "clock.h"
+#include "error.h"
+#include "rendezvous.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BARRIER_LIST_MAX 20
+
+/* "started_rank" or "started.<S>_rank": what comes before the rank. */
+static int barrier_prefix(char *out, size_t size, long step)
+{
+	int n = step < 0 ? snprintf(out, size, "started_rank") :
+		snprintf(out, size, "started.%ld_rank", step);
+
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+int mad_barrier_name(char *out, size_t size, long step, long rank)
+{
+	int n = barrier_prefix(out, size, step), m;
+
+	if (n < 0 || rank < 0)
+		return -1;
+	m = snprintf(out + n, size - (size_t)n, "%ld", rank);
+	return m < 0 || (size_t)m >= size - (size_t)n ? -1 : 0;
+}
+
+long mad_barrier_rank_of(const char *name, long step, long nranks)
+{
+	char prefix[64];
+	int n = barrier_prefix(prefix, sizeof(prefix), step);
+	const char *p;
+	long r = 0;
+
+	if (n < 0 || strncmp(name, prefix, (size_t)n) != 0)
+		return -1;
+	p = name + n;
+	if (!*p || (p[0] == '0' && p[1]))
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		r = r * 10 + (*p - '0');
+		if (r >= nranks)
+			return -1;
+	}
+	return r;
+}
+
+long mad_barrier_missing(const char *const *names, size_t n, long step,
+			 long nranks, unsigned char *present)
+{
+	long missing = nranks, r;
+
+	memset(present, 0, (size_t)nranks);
+	for (size_t i = 0; i < n; i++) {
+		r = mad_barrier_rank_of(names[i], step, nranks);
+		if (r >= 0 && !present[r]) {
+			present[r] = 1;
+			missing--;
+		}
+	}
+	return missing;
+}
+
+void mad_barrier_describe(const unsigned char *present, long nranks, char *out,
+			  size_t size)
+{
+	long total = 0, listed = 0;
+	size_t len;
+	int n;
+
+	for (long r = 0; r < nranks; r++)
+		total += !present[r];
+	n = snprintf(out, size, "%s", total == 1 ? "rank " : "ranks ");
+	len = n < 0 ? 0 : (size_t)n;
+	for (long r = 0; r < nranks && listed < BARRIER_LIST_MAX && len < size; r++) {
+		if (present[r])
+			continue;
+		n = snprintf(out + len, size - len, "%s%ld", listed ? ", " : "", r);
+		len += n < 0 ? 0 : (size_t)n;
+		listed++;
+	}
+	if (total > listed && len < size)
+		snprintf(out + len, size - len, ", ... (%ld in all)", total);
+}
+
+/* The entries of JOB_DIR, for mad_barrier_missing; -1 with errno. */
+static int list_dir(const char *job_dir, char ***names, size_t *n)
+{
+	DIR *d = opendir(job_dir);
+	struct dirent *e;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "started", 7) != 0)
+			continue;
+		if (*n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			char **grown = realloc(*names, ncap * sizeof(**names));
+
+			if (!grown)
+				goto oom;
+			*names = grown;
+			cap = ncap;
+		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			goto oom;
+		(*n)++;
+	}
+	closedir(d);
+	return 0;
+oom:
+	closedir(d);
+	errno = ENOMEM;
+	return -1;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
+		     const char *host, long timeout, char *err, size_t size)
+{
+	double start = mad_monotonic(), delay = 0.02, waited;
+	unsigned char *present;
+	char name[64], content[512], who[1024];
+	long missing;
+	int rc, len;
+
+	if (nranks < 1 || nranks > MAD_BARRIER_RANKS_MAX || rank < 0 || rank >= nranks)
+		return mad_error(err, size, "barrier: rank %ld of %ld ranks is out of range",
+				 rank, nranks);
+	if (mad_barrier_name(name, sizeof(name), step, rank))
+		return mad_error(err, size, "barrier: no file name for rank %ld", rank);
+	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\n", rank,
+		       host, (long)getpid());
+	if (len < 0 || (size_t)len >= sizeof(content))
+		return mad_error(err, size, "barrier: host name too long");
+	if (mad_write_file(job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
+		return mad_error(err, size, "barrier: rank %ld: %s", rank, who);
+	present = malloc((size_t)nranks);
+	if (!present)
+		return mad_error(err, size, "barrier: out of memory for %ld ranks", nranks);
+	for (;;) {
+		char **names;
+		size_t n;
+
+		if (list_dir(job_dir, &names, &n)) {
+			rc = errno;
+			free(present);
+			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,
+					 strerror(rc));
+		}
+		missing = mad_barrier_missing((const char *const *)names, n, step, nranks,
+					      present);
+		free_names(names, n);
+		if (missing == 0) {
+			free(present);
+			return 0;
+		}
+		waited = mad_monotonic() - start;
+		if (waited >= (double)timeout)
+			break;
+		mad_sleep(delay < (double)timeout - waited ? delay : (double)timeout - waited);
+		/* fast while the array starts together, then one listing a second */
+		delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
+	}
+	mad_barrier_describe(present, nranks, who, sizeof(who));
+	free(present);
+	barrier_prefix(name, sizeof(name), step);
+	return mad_error(err, size,
+			 "barrier: %s did not start within %ld s (no %sR file for %s in '%s'; the timeout is --mad-timeout)",
+			 who, timeout, name, missing == 1 ? "it" : "them", job_dir);
+}

@@ -1,0 +1,127 @@
+/* Unit tests for lib/job/barrier: which ranks are missing given a directory
+ * listing (pure), how they are named, and the wait itself in a scratch
+ * folder: it passes once every record is there and fails by its timeout
+ * naming exactly the ranks that never wrote one. */
+#include "job/barrier.h"
+#include "clock.h"
+#include "unit.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+TEST(names_per_step)
+{
+	char name[64];
+
+	CHECK(mad_barrier_name(name, sizeof(name), -1, 12) == 0);
+	CHECK_STR(name, "started_rank12");
+	CHECK(mad_barrier_name(name, sizeof(name), 3, 0) == 0);
+	CHECK_STR(name, "started.3_rank0");
+	CHECK(mad_barrier_name(name, 8, -1, 12) == -1);
+}
+
+TEST(rank_of_reads_only_this_steps_records)
+{
+	CHECK(mad_barrier_rank_of("started_rank0", -1, 4) == 0);
+	CHECK(mad_barrier_rank_of("started_rank3", -1, 4) == 3);
+	CHECK(mad_barrier_rank_of("started_rank4", -1, 4) == -1);   /* past N - 1 */
+	CHECK(mad_barrier_rank_of("started_rank03", -1, 4) == -1);  /* leading zero */
+	CHECK(mad_barrier_rank_of("started_rank", -1, 4) == -1);
+	CHECK(mad_barrier_rank_of("started_rank1x", -1, 4) == -1);
+	CHECK(mad_barrier_rank_of("started_rank-1", -1, 4) == -1);
+	CHECK(mad_barrier_rank_of(".started_rank1.tmp.42", -1, 4) == -1); /* a write under way */
+	CHECK(mad_barrier_rank_of("started.0_rank1", -1, 4) == -1); /* a step's, not the batch's */
+	CHECK(mad_barrier_rank_of("started.0_rank1", 0, 4) == 1);
+	CHECK(mad_barrier_rank_of("started.1_rank1", 0, 4) == -1);
+	CHECK(mad_barrier_rank_of("done_rank1", -1, 4) == -1);
+	CHECK(mad_barrier_rank_of("started_rank99999999999999999999", -1, 4) == -1);
+}
+
+TEST(missing_from_a_listing)
+{
+	const char *names[] = { "expected", "started_rank0", "done_rank2", "started_rank2",
+				"started_rank2", "started_rank4", "rendezvous", "started.0_rank1" };
+	unsigned char present[6];
+	char who[256];
+
+	CHECK(mad_barrier_missing(names, 8, -1, 6, present) == 3);
+	CHECK(present[0] && !present[1] && present[2] && !present[3] && present[4] && !present[5]);
+	mad_barrier_describe(present, 6, who, sizeof(who));
+	CHECK_STR(who, "ranks 1, 3, 5");
+	CHECK(mad_barrier_missing(names, 8, -1, 3, present) == 1);
+	mad_barrier_describe(present, 3, who, sizeof(who));
+	CHECK_STR(who, "rank 1");
+	CHECK(mad_barrier_missing(names, 0, -1, 2, present) == 2);
+}
+
+TEST(describe_caps_a_long_list)
+{
+	unsigned char present[100] = { 0 };
+	char who[512];
+
+	present[0] = 1;
+	mad_barrier_describe(present, 100, who, sizeof(who));
+	CHECK_STR(who, "ranks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, ... (99 in all)");
+	mad_barrier_describe(present, 100, who, 16); /* cut, never overrun */
+	CHECK(strlen(who) == 15);
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST(wait_passes_when_all_started_and_fails_naming_the_rest)
+{
+	char dir[] = "/tmp/test-barrier.XXXXXX", err[1024], cmd[600];
+	double start;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	touch(dir, "started_rank0");
+	touch(dir, "started_rank2");
+	/* rank 1 is the last to arrive: nothing to wait for */
+	CHECK(mad_barrier_wait(dir, -1, 1, 3, "n2", 5, err, sizeof(err)) == 0);
+	CHECK(access(strcat(strcpy(cmd, dir), "/started_rank1"), F_OK) == 0);
+	/* 5 ranks: 3 and 4 never come */
+	start = mad_monotonic();
+	CHECK(mad_barrier_wait(dir, -1, 0, 5, "n1", 1, err, sizeof(err)) == -1);
+	CHECK(mad_monotonic() - start >= 1.0 && mad_monotonic() - start < 3.0);
+	CHECK(starts_with(err, "barrier: ranks 3, 4 did not start within 1 s ("));
+	CHECK(strstr(err, dir) != NULL);
+	/* the same step's files only: step 7 has nobody but this rank */
+	CHECK(mad_barrier_wait(dir, 7, 1, 2, "n2", 1, err, sizeof(err)) == -1);
+	CHECK(starts_with(err, "barrier: rank 0 did not start within 1 s (no started.7_rankR file for it"));
+	/* a rank outside the barrier, or a folder that cannot hold records */
+	CHECK(mad_barrier_wait(dir, -1, 5, 5, "n1", 1, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "out of range") != NULL);
+	CHECK(mad_barrier_wait("/nonexistent/dir", -1, 0, 2, "n1", 1, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "barrier: rank 0: cannot write '/nonexistent/dir/started_rank0'") != NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+	RUN(names_per_step);
+	RUN(rank_of_reads_only_this_steps_records);
+	RUN(missing_from_a_listing);
+	RUN(describe_caps_a_long_list);
+	RUN(wait_passes_when_all_started_and_fails_naming_the_rest);
+	return unit_done();
+}

@@ -336,9 +336,10 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 					j->seen ? "gone" : "not listed yet");
 	}
 	if (tty) {
-		fprintf(stderr, "\r\033[Kmad-wait: %s (%.0f s)%s", line, elapsed, final ? "\n" : "");
+		fprintf(stderr, "\r\033[K%s: %s (%.0f s)%s", mad_prog, line, elapsed,
+			final ? "\n" : "");
 	} else if (strcmp(line, last) != 0) {
-		fprintf(stderr, "mad-wait: %s\n", line);
+		tool_error("%s", line);
 	}
 	snprintf(last, sizeof(last), "%s", line);
 }
@@ -408,8 +409,7 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 
 		if (j->verdict == WAIT_OK && c->quiet)
 			continue;
-		fprintf(stderr, "mad-wait: job %ld: %s\n", j->id,
-			j->verdict == WAIT_PENDING ? why : j->reason);
+		tool_error("job %ld: %s", j->id, j->verdict == WAIT_PENDING ? why : j->reason);
 	}
 	if (!c->json)
 		return;
@@ -459,7 +459,7 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 	if (text)
 		puts(text);
 	else
-		fprintf(stderr, "mad-wait: out of memory printing JSON\n");
+		tool_error("out of memory printing JSON");
 	free(text);
 	cJSON_Delete(root);
 	fflush(stdout);
@@ -499,7 +499,7 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 			char path[4096];
 
 			if (mad_follow_name(pat, jobs[i].id, r, path, sizeof(path), err, sizeof(err))) {
-				fprintf(stderr, "mad-wait: %s\n", err);
+				tool_error("%s", err);
 				return -1;
 			}
 			mad_follow_init(&fl->files[fl->nfiles], path, per ? r : -1);
@@ -531,7 +531,7 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 		}
 	}
 	if (lines.failed)
-		fprintf(stderr, "mad-wait: out of memory following the output\n");
+		tool_error("out of memory following the output");
 	fflush(out);
 	sb_free(&lines);
 }
@@ -594,7 +594,7 @@ int main(int argc, char **argv)
 				if (jobs[i].verdict != WAIT_PENDING)
 					continue;
 				if (mad_wait_scan(&jobs[i], &c.cfg, now, err, sizeof(err)) < 0) {
-					fprintf(stderr, "mad-wait: job %ld: %s\n", jobs[i].id, err);
+					tool_error("job %ld: %s", jobs[i].id, err);
 					mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
 					break;
 				}
@@ -611,7 +611,8 @@ int main(int argc, char **argv)
 				mad_wait_answered(&t, jobs, n, entries, &c.cfg, mad_monotonic(),
 						  (double)rand() / RAND_MAX);
 			else if (!mad_wait_unanswered(&t, jobs, n, &c.cfg, mad_monotonic(), err) && !c.quiet)
-				fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
+				fprintf(stderr, "%s%s: %s (retrying)\n", tty ? "\r\033[K" : "",
+					mad_prog, err);
 			continue;
 		case MAD_WAIT_SLEEP:
 			progress(&c, jobs, n, t.answered, now - t.start, tty, 0);

@@ -1,5 +1,6 @@
 /* contract.c: see contract.h. */
 #include "contract.h"
+#include "error.h"
 #include "hostlist.h"
 #include "netaddr.h"
 #include "rendezvous.h"
@@ -10,43 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size)
-{
-	const char *v = getenv(name);
-
-	(void)ctx;
-	if (!v)
-		return 0;
-	if (strlen(v) >= size)
-		return -1;
-	strcpy(buf, v);
-	return 1;
-}
-
-int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
-		     struct mad_contract *c, char *nodelist, size_t nsize,
-		     int ac, char *const av[], char *err, size_t size)
-{
-	int bad = mad_options_resolve(opts, NULL, mad_process_getenv, NULL, ac, av, err, size);
-
-	if (bad && mad_options_model_asked(NULL, mad_process_getenv, NULL, ac, av))
-		return -1;
-	if (bad || !*opts->value[OPT_MODEL]) {
-		snprintf(err, size, "no model: this is not a mad job (set MAD_MODEL or --mad-model)");
-		return 1;
-	}
-	mad_facts_from_env(facts, mad_process_getenv, NULL, nodelist, nsize);
-	return mad_contract_compute(opts, facts, c, err, size) ? -1 : 0;
-}
-
 static int given(const struct mad_options *o, enum mad_opt opt)
 {
 	return o->source[opt] != SRC_DEFAULT && o->source[opt] != SRC_NONE;
-}
-
-static int explicit(const struct mad_options *o, enum mad_opt opt)
-{
-	return given(o, opt) && strcmp(o->value[opt], "auto") != 0;
 }
 
 static void this_host(char *out, size_t size)
@@ -67,25 +34,19 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 	struct hl_error herr = { "", 0 };
 	char name[320], here[256];
 
-	if (!f->nodelist || !*f->nodelist) {
-		snprintf(err, size, "no node list in the job environment (SLURM_JOB_NODELIST): cannot tell rank 0's node");
-		return -1;
-	}
-	if (hostlist_parse(f->nodelist, strlen(f->nodelist), &hl, &herr)) {
-		snprintf(err, size, "bad node list in the job environment: %s", herr.msg);
-		return -1;
-	}
+	if (!f->nodelist || !*f->nodelist)
+		return mad_error(err, size,
+				 "no node list in the job environment (SLURM_JOB_NODELIST): cannot tell rank 0's node");
+	if (hostlist_parse(f->nodelist, strlen(f->nodelist), &hl, &herr))
+		return mad_error(err, size, "bad node list in the job environment: %s", herr.msg);
 	if (hostlist_nth(hl, 0, c->master_host, sizeof(c->master_host)) < 0) {
 		hostlist_free(hl);
-		snprintf(err, size, "rank 0's node name is too long");
-		return -1;
+		return mad_error(err, size, "rank 0's node name is too long");
 	}
 	hostlist_free(hl);
-	if (snprintf(name, sizeof(name), "%s%s", c->master_host,
-		     o->value[OPT_ADDR_SUFFIX]) >= (int)sizeof(name)) {
-		snprintf(err, size, "rank 0's node name and --mad-addr-suffix are too long");
-		return -1;
-	}
+	if (snprintf(name, sizeof(name), "%s%s", c->master_host, o->value[OPT_ADDR_SUFFIX]) >=
+	    (int)sizeof(name))
+		return mad_error(err, size, "rank 0's node name and --mad-addr-suffix are too long");
 	if (mad_resolve_addr(name, c->master_addr, sizeof(c->master_addr), err, size))
 		return -1;
 	snprintf(c->addr_from, sizeof(c->addr_from), "%s (rank 0's node %s, resolved)",
@@ -104,19 +65,16 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 		return 0;
 	}
 	this_host(here, sizeof(here));
-	snprintf(err, size,
-		 "rank 0's node '%s' resolves to the loopback address %s on %s (node rank %ld): peers cannot reach rank 0 there; fix the name service (/etc/hosts), or set --mad-addr-suffix or --mad-iface",
-		 name, c->master_addr, here, c->rank);
-	return -1;
+	return mad_error(err, size,
+			 "rank 0's node '%s' resolves to the loopback address %s on %s (node rank %ld): peers cannot reach rank 0 there; fix the name service (/etc/hosts), or set --mad-addr-suffix or --mad-iface",
+			 name, c->master_addr, here, c->rank);
 }
 
 static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
 			char *err, size_t size)
 {
-	if (f->job_id == MAD_NONE) {
-		snprintf(err, size, "no job id (SLURM_JOB_ID) in the job environment");
-		return -1;
-	}
+	if (f->job_id == MAD_NONE)
+		return mad_error(err, size, "no job id (SLURM_JOB_ID) in the job environment");
 	c->collect_job_id = f->job_id;
 	if (f->batch_step || f->node_id == MAD_NONE || f->nnodes <= 0) {
 		/* SLURM's batch step reports 0 nodes: the script runs on the
@@ -127,16 +85,14 @@ static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
 		c->rank = f->node_id;
 		c->nnodes = f->nnodes;
 	}
-	if (c->rank == MAD_NONE || c->nnodes == MAD_NONE || c->nnodes < 1) {
-		snprintf(err, size, "cannot tell this node's rank and the node count from the job environment (SLURM_NODEID, SLURM_JOB_NUM_NODES)");
-		return -1;
-	}
-	if (c->rank >= c->nnodes) {
-		snprintf(err, size, "node rank %ld is not below the node count %ld", c->rank, c->nnodes);
-		return -1;
-	}
+	if (c->rank == MAD_NONE || c->nnodes == MAD_NONE || c->nnodes < 1)
+		return mad_error(err, size,
+				 "cannot tell this node's rank and the node count from the job environment (SLURM_NODEID, SLURM_JOB_NUM_NODES)");
+	if (c->rank >= c->nnodes)
+		return mad_error(err, size, "node rank %ld is not below the node count %ld",
+				 c->rank, c->nnodes);
 	/* SLURM runs the batch script on the first node only; spur on all. */
-	c->markers_expected = strcmp(c->scheduler, "spur") == 0 ? c->nnodes : 1;
+	c->markers_expected = c->scheduler == MAD_SCHED_SPUR ? c->nnodes : 1;
 	/* Every task of an srun step knows its global id: tasks per node
 	 * may differ between nodes. */
 	if (!f->batch_step && f->task_id != MAD_NONE && f->ntasks > 0) {
@@ -154,38 +110,32 @@ static int array_fanout(const struct mad_options *o, const struct mad_facts *f,
 {
 	long tpn = 1, local = 0;
 
-	if (f->array_task_id == MAD_NONE || f->array_job_id == MAD_NONE) {
-		snprintf(err, size, "--mad-fanout=array: this job is not a job array task (no SLURM_ARRAY_TASK_ID)");
-		return -1;
-	}
-	if (!*o->value[OPT_RUN_DIR]) {
-		snprintf(err, size, "--mad-fanout=array needs --mad-run-dir, a folder all nodes share, for rank 0 to publish its address");
-		return -1;
-	}
+	if (f->array_task_id == MAD_NONE || f->array_job_id == MAD_NONE)
+		return mad_error(err, size,
+				 "--mad-fanout=array: this job is not a job array task (no SLURM_ARRAY_TASK_ID)");
+	if (!*o->value[OPT_RUN_DIR])
+		return mad_error(err, size,
+				 "--mad-fanout=array needs --mad-run-dir, a folder all nodes share, for rank 0 to publish its address");
 	c->collect_job_id = f->array_job_id;
 	c->rank = f->array_task_id - (f->array_task_min == MAD_NONE ? 0 : f->array_task_min);
 	c->nnodes = *o->value[OPT_NNODES] ? atol(o->value[OPT_NNODES]) : f->array_task_count;
-	if (c->nnodes == MAD_NONE) {
-		snprintf(err, size, "--mad-fanout=array: the node count is unknown: give --mad-nnodes (no SLURM_ARRAY_TASK_COUNT)");
-		return -1;
-	}
-	if (c->rank < 0 || c->rank >= c->nnodes) {
-		snprintf(err, size, "array task %ld is rank %ld, outside 0..%ld (--mad-nnodes or the array size)",
-			 f->array_task_id, c->rank, c->nnodes - 1);
-		return -1;
-	}
+	if (c->nnodes == MAD_NONE)
+		return mad_error(err, size,
+				 "--mad-fanout=array: the node count is unknown: give --mad-nnodes (no SLURM_ARRAY_TASK_COUNT)");
+	if (c->rank < 0 || c->rank >= c->nnodes)
+		return mad_error(err, size,
+				 "array task %ld is rank %ld, outside 0..%ld (--mad-nnodes or the array size)",
+				 f->array_task_id, c->rank, c->nnodes - 1);
 	c->markers_expected = c->nnodes;
 	c->needs_rendezvous = 1;
 	/* An srun step inside an array task: its tasks are this node's
 	 * processes, and every array task must have as many (the peers
 	 * check rank 0's count in the rendezvous record). */
 	if (!f->batch_step && f->task_id != MAD_NONE && f->local_ntasks > 0) {
-		if (f->ntasks > 0 && f->ntasks != f->local_ntasks) {
-			snprintf(err, size,
-				 "--mad-fanout=array: this step has %ld tasks, %ld of them on this node: array fan-out wants each array task's step on one node (use --mad-fanout=nodes for a multi-node step)",
-				 f->ntasks, f->local_ntasks);
-			return -1;
-		}
+		if (f->ntasks > 0 && f->ntasks != f->local_ntasks)
+			return mad_error(err, size,
+					 "--mad-fanout=array: this step has %ld tasks, %ld of them on this node: array fan-out wants each array task's step on one node (use --mad-fanout=nodes for a multi-node step)",
+					 f->ntasks, f->local_ntasks);
 		tpn = f->local_ntasks;
 		local = f->local_id == MAD_NONE ? 0 : f->local_id;
 		c->task_facts = 1;
@@ -245,9 +195,8 @@ static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
 			c->nproc = c->gpus;
 			snprintf(c->nproc_from, sizeof(c->nproc_from), "computed (GPUs per node)");
 		} else if (!strcmp(v, "gpu")) {
-			snprintf(err, size,
-				 "--mad-nproc-per-node=gpu: no GPUs found on this node (SLURM_GPUS_ON_NODE, ROCR_/HIP_/CUDA_VISIBLE_DEVICES, /dev/kfd, /dev/nvidia*)");
-			return -1;
+			return mad_error(err, size,
+					 "--mad-nproc-per-node=gpu: no GPUs found on this node (SLURM_GPUS_ON_NODE, ROCR_/HIP_/CUDA_VISIBLE_DEVICES, /dev/kfd, /dev/nvidia*)");
 		} else {
 			c->nproc = 1;
 			snprintf(c->nproc_from, sizeof(c->nproc_from), "default (one task, no GPU found)");
@@ -268,22 +217,25 @@ int mad_contract_compute(const struct mad_options *o,
 {
 	memset(c, 0, sizeof(*c));
 	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
-	if (explicit(o, OPT_SCHEDULER))
-		c->scheduler = strcmp(o->value[OPT_SCHEDULER], "spur") ? "slurm" : "spur";
+	if (o->scheduler != MAD_SCHED_AUTO)
+		c->scheduler = o->scheduler;
+	else if (f->host_lacks_options || f->has_spur_job_id)
+		c->scheduler = MAD_SCHED_SPUR;
 	else
-		c->scheduler = f->host_lacks_options || f->has_spur_job_id ? "spur" : "slurm";
-	if (explicit(o, OPT_FANOUT))
-		c->fanout = strcmp(o->value[OPT_FANOUT], "array") ? "nodes" : "array";
+		c->scheduler = MAD_SCHED_SLURM;
+	if (o->fanout != MAD_FANOUT_AUTO)
+		c->fanout = o->fanout;
+	else if (c->scheduler == MAD_SCHED_SPUR && f->array_task_id != MAD_NONE)
+		c->fanout = MAD_FANOUT_ARRAY;
 	else
-		c->fanout = strcmp(c->scheduler, "spur") == 0 &&
-			    f->array_task_id != MAD_NONE ? "array" : "nodes";
+		c->fanout = MAD_FANOUT_NODES;
 	c->timeout = atol(o->value[OPT_TIMEOUT]);
 	c->step_id = f->batch_step ? MAD_NONE : f->step_id;
 	snprintf(c->run_dir, sizeof(c->run_dir), "%s", o->value[OPT_RUN_DIR]);
 	c->task_rank = c->world_size = c->local_rank = c->local_world_size = MAD_NONE;
 
-	if (strcmp(c->fanout, "array") == 0 ? array_fanout(o, f, c, err, size) :
-	    nodes_fanout(f, c, err, size))
+	if (c->fanout == MAD_FANOUT_ARRAY ? array_fanout(o, f, c, err, size) :
+					    nodes_fanout(f, c, err, size))
 		return -1;
 	if (c->task_rank == MAD_NONE) {
 		/* one task per node: the process level is the node level */
@@ -292,12 +244,10 @@ int mad_contract_compute(const struct mad_options *o,
 		c->local_rank = 0;
 		c->local_world_size = 1;
 	}
-	if (c->task_rank < 0 || c->task_rank >= c->world_size ||
-	    c->local_rank < 0 || c->local_rank >= c->local_world_size) {
-		snprintf(err, size, "task %ld of %ld (local %ld of %ld) is outside its step",
-			 c->task_rank, c->world_size, c->local_rank, c->local_world_size);
-		return -1;
-	}
+	if (c->task_rank < 0 || c->task_rank >= c->world_size || c->local_rank < 0 ||
+	    c->local_rank >= c->local_world_size)
+		return mad_error(err, size, "task %ld of %ld (local %ld of %ld) is outside its step",
+				 c->task_rank, c->world_size, c->local_rank, c->local_world_size);
 	choose_port(o, f, c);
 	snprintf(c->nccl_ifnames, sizeof(c->nccl_ifnames), "%s", f->nccl_ifnames);
 	c->gpus = f->gpus;
@@ -317,17 +267,15 @@ int mad_contract_compute(const struct mad_options *o,
 		snprintf(c->record, sizeof(c->record), "rendezvous");
 	else
 		snprintf(c->record, sizeof(c->record), "rendezvous.%ld", c->step_id);
-	if (strcmp(c->fanout, "nodes") == 0 && given(o, OPT_IFACE)) {
+	if (c->fanout == MAD_FANOUT_NODES && given(o, OPT_IFACE)) {
 		/* only rank 0's node knows its interface's address */
-		if (!*c->run_dir) {
-			snprintf(err, size,
-				 "--mad-iface in nodes fan-out needs --mad-run-dir, a folder all nodes share, where rank 0 publishes its interface's address; or name the network by host name with --mad-addr-suffix");
-			return -1;
-		}
+		if (!*c->run_dir)
+			return mad_error(err, size,
+					 "--mad-iface in nodes fan-out needs --mad-run-dir, a folder all nodes share, where rank 0 publishes its interface's address; or name the network by host name with --mad-addr-suffix");
 		c->needs_rendezvous = 1;
 		return 0;
 	}
-	if (strcmp(c->fanout, "nodes") == 0)
+	if (c->fanout == MAD_FANOUT_NODES)
 		return nodes_master(o, f, c, err, size);
 	return 0;
 }
@@ -347,19 +295,14 @@ static int own_address(const struct mad_options *o, const struct mad_contract *c
 		return 0;
 	}
 	this_host(host, sizeof(host));
-	if (snprintf(name, sizeof(name), "%s%s", host, o->value[OPT_ADDR_SUFFIX]) >=
-	    (int)sizeof(name)) {
-		snprintf(err, size, "this host's name and --mad-addr-suffix are too long");
-		return -1;
-	}
+	if (snprintf(name, sizeof(name), "%s%s", host, o->value[OPT_ADDR_SUFFIX]) >= (int)sizeof(name))
+		return mad_error(err, size, "this host's name and --mad-addr-suffix are too long");
 	if (mad_resolve_addr(name, out, osize, err, size))
 		return -1;
-	if (mad_addr_is_loopback(out) && c->nnodes > 1) {
-		snprintf(err, size,
-			 "rank 0's name '%s' (--mad-addr-suffix) resolves to the loopback address %s: peers cannot reach it",
-			 name, out);
-		return -1;
-	}
+	if (mad_addr_is_loopback(out) && c->nnodes > 1)
+		return mad_error(err, size,
+				 "rank 0's name '%s' (--mad-addr-suffix) resolves to the loopback address %s: peers cannot reach it",
+				 name, out);
 	snprintf(from, fsize, "rendezvous (rank 0's %s, resolved)", name);
 	return 0;
 }
@@ -397,13 +340,11 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 				 c->timeout, &r, err, size)) {
 		return -1;
 	}
-	if (strcmp(c->fanout, "array") == 0 && r.tasks_per_node > 0 &&
-	    r.tasks_per_node != c->local_world_size) {
-		snprintf(err, size,
-			 "--mad-fanout=array: this array task (rank %ld) has %ld tasks on its node and rank 0 has %ld: array fan-out needs the same number on every node (use --mad-fanout=nodes for uneven tasks)",
-			 c->rank, c->local_world_size, r.tasks_per_node);
-		return -1;
-	}
+	if (c->fanout == MAD_FANOUT_ARRAY && r.tasks_per_node > 0 &&
+	    r.tasks_per_node != c->local_world_size)
+		return mad_error(err, size,
+				 "--mad-fanout=array: this array task (rank %ld) has %ld tasks on its node and rank 0 has %ld: array fan-out needs the same number on every node (use --mad-fanout=nodes for uneven tasks)",
+				 c->rank, c->local_world_size, r.tasks_per_node);
 	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
 	snprintf(c->addr_from, sizeof(c->addr_from), "rendezvous (published by rank 0 on %s)",
 		 r.host);
@@ -433,12 +374,13 @@ int mad_contract_export(const struct mad_options *o,
 	const long values[] = { c->rank, c->nnodes, c->task_rank, c->world_size,
 				c->local_rank, c->local_world_size, c->master_port,
 				c->collect_job_id, c->gpus, c->nproc };
-	const char *sched_from = explicit(o, OPT_SCHEDULER) ? option_source(o, OPT_SCHEDULER) :
-				 "computed (detected)";
-	const char *fanout_from = explicit(o, OPT_FANOUT) ? option_source(o, OPT_FANOUT) :
-				  "computed (auto)";
-	const char *nnodes_from = strcmp(c->fanout, "array") == 0 && *o->value[OPT_NNODES] ?
-				  option_source(o, OPT_NNODES) : c->facts_from;
+	const char *sched_from = o->scheduler != MAD_SCHED_AUTO ? option_source(o, OPT_SCHEDULER) :
+								  "computed (detected)";
+	const char *fanout_from =
+		o->fanout != MAD_FANOUT_AUTO ? option_source(o, OPT_FANOUT) : "computed (auto)";
+	const char *nnodes_from = c->fanout == MAD_FANOUT_ARRAY && *o->value[OPT_NNODES] ?
+					  option_source(o, OPT_NNODES) :
+					  c->facts_from;
 	size_t i;
 	int rc = 0;
 
@@ -446,8 +388,8 @@ int mad_contract_export(const struct mad_options *o,
 		snprintf(num[i], sizeof(num[i]), "%ld", values[i]);
 	snprintf(task_from, sizeof(task_from), "%s", c->task_facts ? c->facts_from : "computed");
 	rc |= set(ctx, "MAD_MODEL", o->value[OPT_MODEL], option_source(o, OPT_MODEL));
-	rc |= set(ctx, "MAD_SCHEDULER", c->scheduler, sched_from);
-	rc |= set(ctx, "MAD_FANOUT", c->fanout, fanout_from);
+	rc |= set(ctx, "MAD_SCHEDULER", mad_scheduler_name(c->scheduler), sched_from);
+	rc |= set(ctx, "MAD_FANOUT", mad_fanout_name(c->fanout), fanout_from);
 	rc |= set(ctx, "NODE_RANK", num[0], c->facts_from);
 	rc |= set(ctx, "MAD_NODE_RANK", num[0], c->facts_from);
 	rc |= set(ctx, "NNODES", num[1], nnodes_from);

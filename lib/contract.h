@@ -64,8 +64,8 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 long mad_tasks_on_node(const char *spec, long index);
 
 struct mad_contract {
-	const char *scheduler;      /* "slurm" or "spur" */
-	const char *fanout;         /* "nodes" or "array" */
+	enum mad_scheduler scheduler; /* MAD_SCHED_SLURM or MAD_SCHED_SPUR */
+	enum mad_fanout fanout;       /* MAD_FANOUT_NODES or MAD_FANOUT_ARRAY */
 	const char *facts_from;     /* "SLURM" or "spur": who told the ranks */
 	long rank, nnodes;          /* node level */
 	long task_rank, world_size; /* process level */
@@ -120,18 +120,6 @@ typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value,
 int mad_contract_export(const struct mad_options *opts,
 			const struct mad_contract *c, const char *env_from,
 			mad_setenv_fn set, void *ctx);
-
-/* getenv(3) as mad_getenv_fn, for the tools (CTX unused). */
-int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size);
-
-/* What a job script has: options from the environment (and AC/AV, the
- * site's plugstack arguments, as the plugin gets them), facts from the
- * environment, and the contract computed from both (mad-env, mad-mark).
- * 0, 1 (ERR says so) when no model is set anywhere, -1 with ERR: the same
- * rule as the plugin, through mad_options_model_asked(). */
-int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts,
-		     struct mad_contract *c, char *nodelist, size_t nsize,
-		     int ac, char *const av[], char *err, size_t size);
 
 /* Reads a decimal environment value into *OUT (MAD_NONE if absent or not
  * a number); a helper for the front-ends gathering facts. */

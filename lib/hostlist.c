@@ -5,6 +5,7 @@
  * indexing and expansion all work on that form, so "n[1-1000000]" costs a
  * few dozen bytes until a caller asks for the names themselves. */
 #include "hostlist.h"
+#include "error.h"
 #include "strbuf.h"
 
 #include <stdarg.h>
@@ -93,28 +94,6 @@ static unsigned count_digits(uint64_t n)
 	return d;
 }
 
-/* Copies up to 60 bytes of S, control and non-ASCII bytes as \xHH, so a
- * message never carries raw terminal bytes. */
-static void printable(char *out, size_t size, const char *s, size_t len)
-{
-	size_t o = 0, i;
-
-	for (i = 0; i < len && o + 8 < size; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i == 60) {
-			memcpy(out + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (c < 0x20 || c >= 0x7f)
-			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o] = '\0';
-}
-
 struct parser {
 	const char *s;
 	size_t len;
@@ -137,18 +116,16 @@ static int fail_at(struct parser *ps, size_t at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	printable(token, sizeof(token), ps->s + ps->token, end - ps->token);
-	snprintf(ps->err->msg, sizeof(ps->err->msg), "'%s' (byte %zu): %s",
-		 token, at, what);
+	mad_printable(token, sizeof(token), ps->s + ps->token, end - ps->token);
 	ps->err->offset = at;
-	return -1;
+	return mad_error(ps->err->msg, sizeof(ps->err->msg), "'%s' (byte %zu): %s", token, at, what);
 }
 
 static int fail_char(struct parser *ps, const char *where)
 {
 	char c[16];
 
-	printable(c, sizeof(c), ps->s + ps->pos, 1);
+	mad_printable(c, sizeof(c), ps->s + ps->pos, 1);
 	return fail_at(ps, ps->pos, "character '%s' is not allowed %s", c,
 		       where);
 }
@@ -333,8 +310,7 @@ int hostlist_parse(const char *text, size_t len, struct hostlist **out,
 		hl->text = malloc(len + 1);
 	if (!hl || !hl->text) {
 		free(hl);
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -1;
+		return mad_error(err->msg, sizeof(err->msg), "out of memory");
 	}
 	memcpy(hl->text, text, len);
 	hl->text[len] = '\0';
@@ -351,9 +327,8 @@ int hostlist_parse(const char *text, size_t len, struct hostlist **out,
 		}
 	}
 	if (hl->npatterns == 0) {
-		snprintf(err->msg, sizeof(err->msg), "the host list is empty");
 		hostlist_free(hl);
-		return -1;
+		return mad_error(err->msg, sizeof(err->msg), "the host list is empty");
 	}
 	*out = hl;
 	return 0;

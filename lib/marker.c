@@ -1,5 +1,6 @@
 /* marker.c: see marker.h. */
 #include "marker.h"
+#include "error.h"
 #include "rendezvous.h"
 #include "strbuf.h"
 
@@ -9,13 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-size_t mad_marker_format(char *buf, size_t size, int status, long rank,
-			 const char *host, long job_id, const char *error)
+size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error)
 {
-	int n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s",
-			 status, rank, host, job_id, (long)time(NULL),
-			 error ? "error=" : "", error ? error : "", error ? "\n" : "");
+	char host[256] = "";
+	int n;
+
+	gethostname(host, sizeof(host) - 1);
+	n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s", status, rank,
+		     host, job_id, (long)time(NULL), error ? "error=" : "", error ? error : "",
+		     error ? "\n" : "");
 
 	return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }
@@ -47,26 +52,40 @@ void mad_step_marker_name(char *name, size_t size, long step, long rank)
 	name[n] = '\0';
 }
 
-int mad_marker_write(const char *job_dir, long rank, const char *content,
-		     size_t len)
+int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
+		     size_t size)
 {
 	char name[32];
 
 	mad_marker_name(name, sizeof(name), rank);
-	return mad_write_file(job_dir, name, content, len, 0);
+	return mad_write_file(job_dir, name, content, len, 0, err, size);
 }
 
-int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
+int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
+		     char *err, size_t size)
+{
+	char content[2048];
+	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error);
+
+	if (!len)
+		return mad_error(err, size, "cannot write the marker of rank %ld in '%s': too long",
+				 rank, job_dir);
+	return mad_marker_write(job_dir, rank, content, len, err, size);
+}
+
+static int expected_write(const char *job_dir, long count, char *err, size_t size)
 {
 	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%ld\n", count), rc;
+	int n = snprintf(buf, sizeof(buf), "%ld\n", count);
 
-	rc = mad_write_file(job_dir, "expected", buf, (size_t)n, 0);
-	if (rc) {
-		snprintf(err, size, "cannot write '%s/expected': %s", job_dir, strerror(-rc));
+	return mad_write_file(job_dir, "expected", buf, (size_t)n, 0, err, size);
+}
+
+int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count, char *err, size_t size)
+{
+	if (mad_job_dir_make(run_dir, job_dir, err, size))
 		return -1;
-	}
-	return 0;
+	return expected_write(job_dir, count, err, size);
 }
 
 int mad_marker_parse(const char *text, size_t len, long *status, long *time,

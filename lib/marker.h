@@ -6,21 +6,29 @@
 
 #include <stddef.h>
 
-/* Formats a marker into BUF; returns its length (0 if it does not fit). */
-size_t mad_marker_format(char *buf, size_t size, int status, long rank,
-			 const char *host, long job_id, const char *error);
+/* Formats the marker of RANK into BUF: STATUS, this node's host name, JOB_ID,
+ * the time now and ERROR (may be NULL).  Returns its length (0 if it does
+ * not fit).  Not for a forked child: the child writes what the parent
+ * formatted, with mad_marker_write(). */
+size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error);
 /* done_rank<RANK> into NAME. */
 void mad_marker_name(char *name, size_t size, long rank);
 /* step<STEP>_rank<RANK> into NAME: the marker of one task of an srun step
  * in nodes fan-out, written by the plugin's task_exit (SPEC §8).  Safe in
  * a forked child, as mad_marker_name(). */
 void mad_step_marker_name(char *name, size_t size, long step, long rank);
-/* Writes the marker (once; an existing one is kept).  Safe in a forked
- * child: system calls only.  0 or -errno. */
-int mad_marker_write(const char *job_dir, long rank, const char *content,
-		     size_t len);
-/* Records how many markers to expect. */
-int mad_expected_write(const char *job_dir, long count, char *err, size_t size);
+/* Writes the marker (once; an existing one is kept): 0, or -1 with ERR.
+ * With ERR NULL, safe in a forked child: system calls only. */
+int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
+		     size_t size);
+/* Formats and writes the marker of RANK in JOB_DIR (mad_marker_format,
+ * mad_marker_write), as whoever calls: the job's user.  0, or -1 with ERR. */
+int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
+		     char *err, size_t size);
+/* Makes the job folder JOB_DIR below RUN_DIR (mad_job_dir_make) and writes
+ * its 'expected' file, COUNT: how many markers mad-wait waits for.  As the
+ * job's user.  0, or -1 with ERR. */
+int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count, char *err, size_t size);
 /* Reads a marker's text: 1 complete (*STATUS, *TIME or -1, HOST, NOTE from
  * error=), 0 empty, -1 not a marker (NOTE says why). */
 int mad_marker_parse(const char *text, size_t len, long *status, long *time,

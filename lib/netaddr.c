@@ -1,5 +1,6 @@
 /* netaddr.c: see netaddr.h. */
 #include "netaddr.h"
+#include "error.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,9 +46,7 @@ int mad_resolve_addr(const char *host, char *out, size_t size, char *err,
 			freeaddrinfo(res);
 		res = NULL;
 	}
-	snprintf(err, errsize, "cannot resolve rank 0's node '%s': %s", host,
-		 gai_strerror(rc));
-	return -1;
+	return mad_error(err, errsize, "cannot resolve rank 0's node '%s': %s", host, gai_strerror(rc));
 }
 
 int mad_addr_is_loopback(const char *addr)
@@ -155,10 +154,9 @@ int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
 	if (iface && *iface) {
 		if (iface_addr(iface, out, size) == 0)
 			return 0;
-		snprintf(err, errsize,
-			 "interface '%s' (--mad-iface) has no address that is up and not loopback",
-			 iface);
-		return -1;
+		return mad_error(err, errsize,
+				 "interface '%s' (--mad-iface) has no address that is up and not loopback",
+				 iface);
 	}
 	if (nccl_ifnames && *nccl_ifnames && *nccl_ifnames != '^') {
 		size_t n = strcspn(nccl_ifnames, ",");
@@ -168,10 +166,9 @@ int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
 			name[n] = '\0';
 			if (iface_addr(name, out, size) == 0)
 				return 0;
-			snprintf(err, errsize,
-				 "interface '%s' (first of NCCL_SOCKET_IFNAME) has no address that is up and not loopback",
-				 name);
-			return -1;
+			return mad_error(err, errsize,
+					 "interface '%s' (first of NCCL_SOCKET_IFNAME) has no address that is up and not loopback",
+					 name);
 		}
 	}
 	if (default_route_iface(name, sizeof(name)) == 0 &&
@@ -179,9 +176,7 @@ int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
 		return 0;
 	if (iface_addr(NULL, out, size) == 0)
 		return 0;
-	snprintf(err, errsize,
-		 "this node has no address except loopback; set --mad-iface");
-	return -1;
+	return mad_error(err, errsize, "this node has no address except loopback; set --mad-iface");
 }
 
 int mad_port_check(long port, const char *host, char *err, size_t errsize)
@@ -216,10 +211,9 @@ int mad_port_check(long port, const char *host, char *err, size_t errsize)
 		return 0;
 	}
 	close(fd);
-	snprintf(err, errsize,
-		 "MASTER_PORT %ld is already in use on rank 0's node %s (another job or program holds it): choose another with --mad-master-port, or leave it auto",
-		 port, host);
-	return -1;
+	return mad_error(err, errsize,
+			 "MASTER_PORT %ld is already in use on rank 0's node %s (another job or program holds it): choose another with --mad-master-port, or leave it auto",
+			 port, host);
 }
 
 long mad_resv_ports_first(const char *spec)

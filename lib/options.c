@@ -1,5 +1,6 @@
 /* options.c: see options.h. */
 #include "options.h"
+#include "error.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -7,34 +8,68 @@
 #include <string.h>
 
 struct opt_def {
-	const char *name;
+	const char *name; /* "master-port": plugstack key, env names */
+	const char *flag; /* "--mad-master-port" */
 	const char *arginfo;
 	const char *usage;
-	const char *def;        /* built-in default, or NULL */
+	const char *def; /* built-in default, or NULL */
 };
 
+/* Each option's name is written once: NAME gives its flag at compile time. */
+#define NAME(n) n, "--mad-" n
+
 static const struct opt_def defs[OPT_COUNT] = {
-	[OPT_MODEL] = { "model", "NAME",
-		"model name; turns the plugin on for this job", NULL },
-	[OPT_SCHEDULER] = { "scheduler", "auto|slurm|spur",
-		"scheduler (default: detected)", "auto" },
-	[OPT_FANOUT] = { "fanout", "auto|nodes|array",
-		"one job over N nodes, or one array task per node", "auto" },
-	[OPT_NNODES] = { "nnodes", "N",
-		"node count in array fan-out (default: the array size)", NULL },
-	[OPT_MASTER_PORT] = { "master-port", "PORT|auto",
-		"MASTER_PORT (default auto: the step's reserved port, else from job and step id)", "auto" },
-	[OPT_IFACE] = { "iface", "IFACE",
-		"interface whose address rank 0 gives as MASTER_ADDR", NULL },
-	[OPT_ADDR_SUFFIX] = { "addr-suffix", "SUFFIX",
-		"appended to rank 0's host name before resolving it (e.g. -ib)", NULL },
-	[OPT_NPROC_PER_NODE] = { "nproc-per-node", "N|gpu|auto",
-		"MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)", "auto" },
-	[OPT_RUN_DIR] = { "run-dir", "DIR",
-		"shared folder for rendezvous and completion markers", NULL },
-	[OPT_TIMEOUT] = { "timeout", "SECONDS",
-		"how long peers wait for rank 0 (default 900)", "900" },
+	[OPT_MODEL] = { NAME("model"), "NAME", "model name; turns the plugin on for this job", NULL },
+	[OPT_SCHEDULER] = { NAME("scheduler"), "auto|slurm|spur", "scheduler (default: detected)",
+			    "auto" },
+	[OPT_FANOUT] = { NAME("fanout"), "auto|nodes|array",
+			 "one job over N nodes, or one array task per node", "auto" },
+	[OPT_NNODES] = { NAME("nnodes"), "N",
+			 "node count in array fan-out (default: the array size)", NULL },
+	[OPT_MASTER_PORT] = { NAME("master-port"), "PORT|auto",
+			      "MASTER_PORT (default auto: the step's reserved port, else from job and step id)",
+			      "auto" },
+	[OPT_IFACE] = { NAME("iface"), "IFACE",
+			"interface whose address rank 0 gives as MASTER_ADDR", NULL },
+	[OPT_ADDR_SUFFIX] = { NAME("addr-suffix"), "SUFFIX",
+			      "appended to rank 0's host name before resolving it (e.g. -ib)", NULL },
+	[OPT_NPROC_PER_NODE] = { NAME("nproc-per-node"), "N|gpu|auto",
+				 "MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)",
+				 "auto" },
+	[OPT_RUN_DIR] = { NAME("run-dir"), "DIR",
+			  "shared folder for rendezvous and completion markers", NULL },
+	[OPT_TIMEOUT] = { NAME("timeout"), "SECONDS",
+			  "how long peers wait for rank 0 (default 900)", "900" },
 };
+
+#undef NAME
+
+/* In enum order (options.h). */
+static const char *const scheduler_names[] = { "auto", "slurm", "spur" };
+static const char *const fanout_names[] = { "auto", "nodes", "array" };
+
+const char *mad_scheduler_name(enum mad_scheduler sched)
+{
+	return scheduler_names[sched];
+}
+
+const char *mad_fanout_name(enum mad_fanout fanout)
+{
+	return fanout_names[fanout];
+}
+
+/* The index of VALUE in NAMES (N of them), or -1. */
+static int name_index(const char *const names[], int n, const char *value)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], value) == 0)
+			return i;
+	return -1;
+}
+
+#define NAME_INDEX(names, value) name_index(names, (int)(sizeof(names) / sizeof(*names)), value)
 
 const char *mad_opt_name(enum mad_opt opt)
 {
@@ -53,12 +88,7 @@ const char *mad_opt_arginfo(enum mad_opt opt)
 
 const char *mad_opt_flag(enum mad_opt opt)
 {
-	static const char *const flags[OPT_COUNT] = {
-		"--mad-model", "--mad-scheduler", "--mad-fanout", "--mad-nnodes",
-		"--mad-master-port", "--mad-iface", "--mad-addr-suffix",
-		"--mad-nproc-per-node", "--mad-run-dir", "--mad-timeout",
-	};
-	return flags[opt];
+	return defs[opt].flag;
 }
 
 /* NAME with '-' as '_', upper-cased when UPPER. */
@@ -129,21 +159,6 @@ static int parse_range(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-/* Shows VALUE in a message: at most 64 bytes, control bytes as '?'. */
-static void shown(char *out, size_t size, const char *value)
-{
-	size_t i;
-
-	for (i = 0; value[i] && i + 4 < size && i < 64; i++)
-		out[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ?
-			 '?' : value[i];
-	if (value[i] && i + 4 < size) {
-		memcpy(out + i, "...", 3);
-		i += 3;
-	}
-	out[i] = '\0';
-}
-
 static int is_name_char(char c, const char *extra)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -152,12 +167,12 @@ static int is_name_char(char c, const char *extra)
 
 int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 {
-	char v[80];
+	char v[MAD_PRINTABLE_SIZE];
 	const char *why = NULL;
 	long n;
 	size_t i, len = strlen(value);
 
-	shown(v, sizeof(v), value);
+	mad_printable(v, sizeof(v), value, len);
 	switch (opt) {
 	case OPT_MODEL:
 		if (len == 0 || len > 64 || !is_name_char(value[0], ""))
@@ -167,11 +182,11 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 				why = "is not a model name (a letter or digit, then up to 63 of A-Z a-z 0-9 . _ -)";
 		break;
 	case OPT_SCHEDULER:
-		if (strcmp(value, "auto") && strcmp(value, "slurm") && strcmp(value, "spur"))
+		if (NAME_INDEX(scheduler_names, value) < 0)
 			why = "is not one of auto, slurm, spur";
 		break;
 	case OPT_FANOUT:
-		if (strcmp(value, "auto") && strcmp(value, "nodes") && strcmp(value, "array"))
+		if (NAME_INDEX(fanout_names, value) < 0)
 			why = "is not one of auto, nodes, array";
 		break;
 	case OPT_NNODES:
@@ -218,8 +233,7 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 	}
 	if (!why)
 		return 0;
-	snprintf(err, size, "%s: '%s' %s", mad_opt_flag(opt), v, why);
-	return -1;
+	return mad_error(err, size, "%s: '%s' %s", mad_opt_flag(opt), v, why);
 }
 
 /* Splits "key=value"; -1 when there is no '='. */
@@ -236,13 +250,17 @@ static int split_arg(const char *arg, size_t *keylen, const char **value)
 
 static int plugstack_known(char *err, size_t size, const char *arg)
 {
-	char v[80];
+	char v[MAD_PRINTABLE_SIZE], known[256];
+	size_t n = 0;
+	int i;
 
-	shown(v, sizeof(v), arg);
-	snprintf(err, size,
-		 "plugstack.conf: unknown argument '%s' (known: model, scheduler, fanout, nnodes, master-port, iface, addr-suffix, nproc-per-node, run-dir, timeout, as key=value)",
-		 v);
-	return -1;
+	mad_printable(v, sizeof(v), arg, strlen(arg));
+	known[0] = '\0';
+	for (i = 0; i < OPT_COUNT && n < sizeof(known); i++)
+		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "",
+				      defs[i].name);
+	return mad_error(err, size,
+			 "plugstack.conf: unknown argument '%s' (known: %s, as key=value)", v, known);
 }
 
 int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
@@ -256,10 +274,8 @@ int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
 		if (split_arg(av[i], &keylen, &value) ||
 		    (opt = mad_opt_by_name(av[i], keylen)) < 0)
 			return plugstack_known(err, size, av[i]);
-		if (mad_opt_check((enum mad_opt)opt, value, sub, sizeof(sub))) {
-			snprintf(err, size, "plugstack.conf: %s", sub);
-			return -1;
-		}
+		if (mad_opt_check((enum mad_opt)opt, value, sub, sizeof(sub)))
+			return mad_error(err, size, "plugstack.conf: %s", sub);
 	}
 	return 0;
 }
@@ -271,20 +287,17 @@ static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
 	char name[64];
 
 	if (mad_opt_check(opt, value, sub, sizeof(sub))) {
-		if (src == SRC_CLI) {
-			snprintf(err, size, "%s", sub);
-		} else {
-			if (src == SRC_SPANK_ENV)
-				mad_opt_spank_env_name(opt, name, sizeof(name));
-			else if (src == SRC_ENV)
-				mad_opt_env_name(opt, name, sizeof(name));
-			else if (src == SRC_USER)
-				snprintf(name, sizeof(name), "MASTER_PORT in the submit environment");
-			else
-				snprintf(name, sizeof(name), "plugstack.conf");
-			snprintf(err, size, "%s (from %s)", sub, name);
-		}
-		return -1;
+		if (src == SRC_CLI)
+			return mad_error(err, size, "%s", sub);
+		if (src == SRC_SPANK_ENV)
+			mad_opt_spank_env_name(opt, name, sizeof(name));
+		else if (src == SRC_ENV)
+			mad_opt_env_name(opt, name, sizeof(name));
+		else if (src == SRC_USER)
+			snprintf(name, sizeof(name), "MASTER_PORT in the submit environment");
+		else
+			snprintf(name, sizeof(name), "plugstack.conf");
+		return mad_error(err, size, "%s (from %s)", sub, name);
 	}
 	snprintf(opts->value[opt], MAD_VALUE_MAX, "%s", value);
 	opts->source[opt] = src;
@@ -300,9 +313,13 @@ int mad_options_model_asked(const char *const cli[OPT_COUNT],
 
 	if (cli && cli[OPT_MODEL])
 		return 1;
-	for (i = 0; i < ac; i++)
-		if (!strncmp(av[i], "model=", 6))
+	for (i = 0; i < ac; i++) {
+		const char *value;
+		size_t keylen;
+
+		if (!split_arg(av[i], &keylen, &value) && mad_opt_by_name(av[i], keylen) == OPT_MODEL)
 			return 1;
+	}
 	mad_opt_spank_env_name(OPT_MODEL, name, sizeof(name));
 	if (getenv_fn(ctx, name, buf, sizeof(buf)))
 		return 1;
@@ -319,11 +336,8 @@ static int from_env(struct mad_options *opts, enum mad_opt opt,
 	char buf[MAD_VALUE_MAX];
 	int rc = getenv_fn(ctx, name, buf, sizeof(buf));
 
-	if (rc < 0) {
-		snprintf(err, size, "%s: the value of %s is too long",
-			 mad_opt_flag(opt), name);
-		return -1;
-	}
+	if (rc < 0)
+		return mad_error(err, size, "%s: the value of %s is too long", mad_opt_flag(opt), name);
 	if (rc == 0)
 		return 0;
 	return take(opts, opt, buf, src, err, size) ? -1 : 1;
@@ -411,5 +425,10 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUN
 			opts->source[i] = SRC_DEFAULT;
 		}
 	}
+	/* checked above: a name of the list, else unset ("auto") */
+	k = NAME_INDEX(scheduler_names, opts->value[OPT_SCHEDULER]);
+	opts->scheduler = k < 0 ? MAD_SCHED_AUTO : (enum mad_scheduler)k;
+	k = NAME_INDEX(fanout_names, opts->value[OPT_FANOUT]);
+	opts->fanout = k < 0 ? MAD_FANOUT_AUTO : (enum mad_fanout)k;
 	return 0;
 }

@@ -37,12 +37,23 @@ enum mad_source {
 	SRC_DEFAULT,
 };
 
+/* --mad-scheduler and --mad-fanout as the code compares them; their names
+ * ("auto", "slurm", ...) are only parsed and printed. */
+enum mad_scheduler { MAD_SCHED_AUTO, MAD_SCHED_SLURM, MAD_SCHED_SPUR };
+enum mad_fanout { MAD_FANOUT_AUTO, MAD_FANOUT_NODES, MAD_FANOUT_ARRAY };
+
 #define MAD_VALUE_MAX 4096
 
 struct mad_options {
 	char value[OPT_COUNT][MAD_VALUE_MAX];   /* "" when unset and no default */
 	enum mad_source source[OPT_COUNT];
+	enum mad_scheduler scheduler; /* value[OPT_SCHEDULER], parsed */
+	enum mad_fanout fanout;       /* value[OPT_FANOUT], parsed */
 };
+
+/* "auto", "slurm", "spur"; "auto", "nodes", "array". */
+const char *mad_scheduler_name(enum mad_scheduler sched);
+const char *mad_fanout_name(enum mad_fanout fanout);
 
 /* "model", "master-port", ... */
 const char *mad_opt_name(enum mad_opt opt);

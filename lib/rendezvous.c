@@ -1,5 +1,6 @@
 /* rendezvous.c: see rendezvous.h. */
 #include "rendezvous.h"
+#include "error.h"
 #include "clock.h"
 #include "netaddr.h"
 #include "strbuf.h"
@@ -27,15 +28,24 @@ static int join(char *out, size_t size, const char *a, const char *b)
 	return 0;
 }
 
-int mad_write_file(const char *dir, const char *name, const char *content,
-		   size_t len, int replace)
+/* A write in DIR failed with errno E: -1, and ERR says so unless it is
+ * NULL (a forked child's call, where only system calls may run). */
+static int write_failed(const char *dir, const char *name, int e, char *err, size_t size)
+{
+	if (!err || !size)
+		return -1;
+	return mad_error(err, size, "cannot write '%s/%s': %s", dir, name, strerror(e));
+}
+
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int replace,
+		   char *err, size_t size)
 {
 	char final[4096], tmpname[128], tmp[4096];
 	size_t n = strlen(name), off = 0;
-	int fd, rc = 0;
+	int fd, e = 0;
 
 	if (n + 32 > sizeof(tmpname))
-		return -ENAMETOOLONG;
+		return write_failed(dir, name, ENAMETOOLONG, err, size);
 	tmpname[0] = '.';
 	memcpy(tmpname + 1, name, n);
 	memcpy(tmpname + 1 + n, ".tmp.", 5);
@@ -44,34 +54,34 @@ int mad_write_file(const char *dir, const char *name, const char *content,
 	tmpname[n] = '\0';
 	if (join(final, sizeof(final), dir, name) ||
 	    join(tmp, sizeof(tmp), dir, tmpname))
-		return -ENAMETOOLONG;
+		return write_failed(dir, name, ENAMETOOLONG, err, size);
 	unlink(tmp); /* a leftover of a crashed writer with our pid */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return -errno;
+		return write_failed(dir, name, errno, err, size);
 	while (off < len) {
 		ssize_t w = write(fd, content + off, len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			rc = -errno;
+			e = w < 0 ? errno : EIO;
 			break;
 		}
 		off += (size_t)w;
 	}
-	if (!rc && fsync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && replace && rename(tmp, final))
-		rc = -errno;
+	if (!e && fsync(fd))
+		e = errno;
+	if (close(fd) && !e)
+		e = errno;
+	if (!e && replace && rename(tmp, final))
+		e = errno;
 	/* link() never replaces: the first complete write stays. */
-	else if (!rc && !replace && link(tmp, final) && errno != EEXIST)
-		rc = -errno;
-	if (rc || !replace)
+	else if (!e && !replace && link(tmp, final) && errno != EEXIST)
+		e = errno;
+	if (e || !replace)
 		unlink(tmp);
-	return rc;
+	return e ? write_failed(dir, name, e, err, size) : 0;
 }
 
 int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
@@ -79,20 +89,14 @@ int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
 {
 	struct stat st;
 
-	if (stat(run_dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, size, "run folder '%s' (--mad-run-dir) is not a directory: %s",
-			 run_dir, errno ? strerror(errno) : "not a directory");
-		return -1;
-	}
-	if (mkdir(job_dir, 0755) && errno != EEXIST) {
-		snprintf(err, size, "cannot create the job folder '%s': %s", job_dir,
-			 strerror(errno));
-		return -1;
-	}
-	if (stat(job_dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, size, "the job folder '%s' is not a directory", job_dir);
-		return -1;
-	}
+	if (stat(run_dir, &st) || !S_ISDIR(st.st_mode))
+		return mad_error(err, size, "run folder '%s' (--mad-run-dir) is not a directory: %s",
+				 run_dir, errno ? strerror(errno) : "not a directory");
+	if (mkdir(job_dir, 0755) && errno != EEXIST)
+		return mad_error(err, size, "cannot create the job folder '%s': %s", job_dir,
+				 strerror(errno));
+	if (stat(job_dir, &st) || !S_ISDIR(st.st_mode))
+		return mad_error(err, size, "the job folder '%s' is not a directory", job_dir);
 	return 0;
 }
 
@@ -100,24 +104,16 @@ int mad_rdzv_publish(const char *job_dir, const char *record,
 		     const struct mad_rdzv *r, char *err, size_t size)
 {
 	char buf[512];
-	int len, rc;
+	int len;
 
 	len = snprintf(buf, sizeof(buf),
 		       "addr=%s\nport=%ld\nhost=%s\njob=%ld\nnnodes=%ld\ntasks_per_node=%ld\n",
 		       r->addr, r->port, r->host, r->job_id, r->nnodes, r->tasks_per_node);
-	if (len < 0 || (size_t)len >= sizeof(buf)) {
-		snprintf(err, size, "rendezvous record too long");
-		return -1;
-	}
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return mad_error(err, size, "rendezvous record too long");
 	/* Replaced, not kept: a record left by an earlier job with the same id
 	 * (a controller whose state was reset) must not win over rank 0's. */
-	rc = mad_write_file(job_dir, record, buf, (size_t)len, 1);
-	if (rc) {
-		snprintf(err, size, "cannot write the rendezvous record in '%s': %s",
-			 job_dir, strerror(-rc));
-		return -1;
-	}
-	return 0;
+	return mad_write_file(job_dir, record, buf, (size_t)len, 1, err, size);
 }
 
 int mad_rdzv_read(const char *job_dir, const char *record, struct mad_rdzv *r,
@@ -134,10 +130,8 @@ int mad_rdzv_read(const char *job_dir, const char *record, struct mad_rdzv *r,
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n <= 0 || (size_t)n >= sizeof(buf) - 1) {
-		snprintf(err, size, "the rendezvous record '%s' is empty or too long", path);
-		return -1;
-	}
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return mad_error(err, size, "the rendezvous record '%s' is empty or too long", path);
 	buf[n] = '\0';
 	memset(r, 0, sizeof(*r));
 	r->port = r->job_id = r->nnodes = r->tasks_per_node = -1;
@@ -160,10 +154,8 @@ int mad_rdzv_read(const char *job_dir, const char *record, struct mad_rdzv *r,
 		else if (!strcmp(line, "tasks_per_node"))
 			r->tasks_per_node = atol(eq);
 	}
-	if (have != 7 || !mad_addr_valid(r->addr) || r->port < 1 || r->port > 65535) {
-		snprintf(err, size, "the rendezvous record '%s' is malformed", path);
-		return -1;
-	}
+	if (have != 7 || !mad_addr_valid(r->addr) || r->port < 1 || r->port > 65535)
+		return mad_error(err, size, "the rendezvous record '%s' is malformed", path);
 	return 1;
 }
 
@@ -193,8 +185,7 @@ int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, long ran
 		delay = delay * 1.5 > (waited > 30 ? 1.0 : 0.2) ? (waited > 30 ? 1.0 : 0.2) :
 			delay * 1.5;
 	}
-	snprintf(err, size,
-		 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/%s' and found %s; is rank 0 running? (squeue -j %ld)",
-		 rank, mad_monotonic() - start, timeout, job_dir, record, last, job_id);
-	return -1;
+	return mad_error(err, size,
+			 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/%s' and found %s; is rank 0 running? (squeue -j %ld)",
+			 rank, mad_monotonic() - start, timeout, job_dir, record, last, job_id);
 }

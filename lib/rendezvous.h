@@ -37,9 +37,10 @@ int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, long ran
 
 /* Writes NAME in DIR with CONTENT atomically: a temporary file opened with
  * O_EXCL|O_NOFOLLOW, fsync, then rename() (REPLACE) or link(), which keeps
- * an existing NAME (written once, never replaced).  Only system calls: safe
- * in a forked child.  Returns 0 (also when NAME was kept) or -errno. */
-int mad_write_file(const char *dir, const char *name, const char *content,
-		   size_t len, int replace);
+ * an existing NAME (written once, never replaced).  Returns 0 (also when
+ * NAME was kept), or -1 with ERR.  With ERR NULL it makes system calls
+ * only (no message is formatted): safe in a forked child. */
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int replace,
+		   char *err, size_t size);
 
 #endif

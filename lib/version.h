@@ -1,4 +1,5 @@
-/* version.h: what mad-spank's programs say they are, in one place.  The
+/* version.h: what mad-spank's programs say they are, in one place (the
+ * tools' --version: print_version() in tools/common.c).  The
  * macros expand to string literals; config.h must be included first.
  *
  * mad.so's load message (MAD_LOAD_TEXT) is also the record of the SLURM
@@ -9,10 +10,6 @@
 #define MAD_VERSION_H
 
 #define MAD_BUILT_FOR ", built for SLURM "
-
-/* "mad-env (mad-spank) 0.1.0, built for SLURM 22.05.8\n": --version. */
-#define MAD_VERSION_TEXT(prog) \
-	prog " (" PACKAGE_NAME ") " PACKAGE_VERSION MAD_BUILT_FOR MAD_SLURM_VERSION "\n"
 
 /* "mad: mad-spank 0.1.0, built for SLURM 22.05.8": mad.so's load message.
  * No '%' in it: SLURM reads it as a format, spur prints it as it is. */

@@ -259,15 +259,9 @@ static int rendezvous(spank_t sp, const struct mad_options *o,
 static void mark_failure(const struct mad_contract *c, const struct mad_facts *f,
 			 const char *why)
 {
-	char content[2048], host[256] = "";
-
 	if (!*c->job_dir || !f->batch_step || f->host_lacks_options)
 		return; /* on spur we are root in spurd: no file, mad-mark does it */
-	gethostname(host, sizeof(host) - 1);
-	size_t len = mad_marker_format(content, sizeof(content), 1, c->rank, host,
-				       c->collect_job_id, why);
-	if (len)
-		mad_marker_write(c->job_dir, c->rank, content, len);
+	mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
 }
 
 /* The task cannot have a correct contract: it must not run (review #4:
@@ -319,8 +313,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return fail_task(sp, err);
 	}
 	if (*c.job_dir && f.batch_step && !f.host_lacks_options &&
-	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
-	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))) {
+	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err))) {
 		mad_error("%s", err);
 		return fail_task(sp, err);
 	}
@@ -359,7 +352,7 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 			_exit(125);
 		if (mkdir(c->job_dir, 0755) && errno != EEXIST)
 			_exit(126);
-		_exit(mad_write_file(c->job_dir, name, content, len, 0) ? 127 : 0);
+		_exit(mad_write_file(c->job_dir, name, content, len, 0, NULL, 0) ? 127 : 0);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -378,7 +371,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct mad_options o;
 	struct mad_facts f;
 	struct mad_contract c;
-	char err[ERR_MAX], nodelist[65536], content[1024], host[256] = "", name[64];
+	char err[ERR_MAX], nodelist[65536], content[1024], name[64];
 	int wstatus, status;
 	size_t len;
 
@@ -391,19 +384,19 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)))
 		return 0; /* task_init already failed the job and said why */
 	/* array tasks share one folder, where their steps' names would collide */
-	if (!f.batch_step && strcmp(c.fanout, "nodes") != 0)
+	if (!f.batch_step && c.fanout != MAD_FANOUT_NODES)
 		return 0;
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &wstatus) != ESPANK_SUCCESS)
 		return 0;
-	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
-		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
-	gethostname(host, sizeof(host) - 1);
+	status = WIFEXITED(wstatus)   ? WEXITSTATUS(wstatus) :
+		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) :
+					1;
 	if (f.batch_step)
 		mad_marker_name(name, sizeof(name), c.rank);
 	else
 		mad_step_marker_name(name, sizeof(name), c.step_id, c.task_rank);
 	len = mad_marker_format(content, sizeof(content), status,
-				f.batch_step ? c.rank : c.task_rank, host, c.collect_job_id, NULL);
+				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL);
 	if (len)
 		write_marker_as_user(sp, &c, name, content, len);
 	return 0;

@@ -11,18 +11,19 @@
  * empty MASTER_ADDR. */
 #include "config.h"
 
-#include "barrier.h"
-#include "check.h"
 #include "clock.h"
+#include "common.h"
 #include "contract.h"
+#include "job/barrier.h"
+#include "job/check.h"
+#include "job/job.h"
 #include "marker.h"
 #include "options.h"
-#include "wait/plugstack.h"
-#include "wait/queue.h"
 #include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
-#include "version.h"
+#include "wait/plugstack.h"
+#include "wait/queue.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -31,8 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define EXIT_USAGE 64
 
 static const char usage_text[] =
 	"Usage: eval \"$(mad-env)\"  |  mad-env --explain | --json | --check[=SECONDS] | --barrier\n"
@@ -53,13 +52,6 @@ static const char usage_text[] =
 	"  -h, --help      this help;  -V, --version\n"
 	"\n"
 	"On failure: the reason on stderr, \"exit 1\" on stdout (stops an eval), exit 1.\n";
-
-static int fail(const char *msg)
-{
-	fprintf(stderr, "mad-env: %s\n", msg);
-	puts("exit 1");
-	return 1;
-}
 
 struct out {
 	int mode;               /* 0 exports, 1 explain, 2 json */
@@ -96,7 +88,7 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 }
 
 /* --check: this task's values (its environment, else the contract just
- * computed) against every other task's, through rank 0 (lib/check). */
+ * computed) against every other task's, through rank 0 (lib/job/check). */
 static int run_check(const struct mad_options *opts, const struct mad_contract *c,
 		     const char *seconds)
 {
@@ -108,34 +100,32 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
 	char err[2048];
 	int rc;
 
-	if (limit < 1 || limit > 3600) {
-		fprintf(stderr, "mad-env: --check=%s: not a number of seconds from 1 to 3600\n", seconds);
-		return EXIT_USAGE;
-	}
+	if (limit < 1 || limit > 3600)
+		return usage_error("--check=%s: not a number of seconds from 1 to 3600", seconds);
 	/* rank 0 holds a connection per rank until the verdict: up to the hard limit */
 	if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
 		fds.rlim_cur = fds.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &fds);
 	}
 	if (mad_check_values_from(&v, opts, c, mad_process_getenv, NULL, err, sizeof(err))) {
-		fprintf(stderr, "mad-env: --check: %s\n", err);
-		return 1;
+		tool_error("--check: %s", err);
+		return MAD_EXIT_FAIL;
 	}
 	rc = mad_check_run(&v, start + (double)limit, &table, err, sizeof(err));
 	if (table.len)
 		fputs(sb_cstr(&table), stderr);
 	if (rc)
-		fprintf(stderr, "mad-env: --check: %s\n", err);
+		tool_error("--check: %s", err);
 	else if (v.rank == 0)
 		printf("mad-env: check ok: %ld ranks agree on WORLD_SIZE=%ld NNODES=%ld MASTER_ADDR=%s MASTER_PORT=%ld and reached rank 0 in %.2f s\n",
 		       v.world_size, v.world_size, v.nnodes, v.master_addr, v.master_port,
 		       mad_monotonic() - start);
 	sb_free(&table);
-	return rc ? 1 : 0;
+	return rc ? MAD_EXIT_FAIL : MAD_EXIT_OK;
 }
 
 /* --barrier: this rank records its start in the job folder and waits for
- * all (lib/barrier).  The ranks are the array's nodes in the batch script
+ * all (lib/job/barrier).  The ranks are the array's nodes in the batch script
  * (array fan-out, spur's per-node script), the step's tasks in an srun
  * step.  SLURM's batch script of a nodes fan-out job is one task on the
  * first node: it would wait for ranks that never run a batch script. */
@@ -146,28 +136,28 @@ static int run_barrier(const struct mad_contract *c)
 	char host[256] = "?", err[2048];
 
 	if (!*c->job_dir)
-		return fail("--barrier: no job folder: set run-dir= on mad.so's plugstack line, --mad-run-dir or MAD_RUN_DIR to a folder every node mounts");
-	if (step == MAD_NONE && strcmp(c->fanout, "nodes") == 0 &&
-	    strcmp(c->scheduler, "slurm") == 0 && c->nnodes > 1)
-		return fail("--barrier: the batch script of a nodes fan-out job runs on the first node only; call it in every task of an srun step, or use --mad-fanout=array");
+		die("--barrier: no job folder: set run-dir= on mad.so's plugstack line, --mad-run-dir or MAD_RUN_DIR to a folder every node mounts");
+	if (step == MAD_NONE && c->fanout == MAD_FANOUT_NODES && c->scheduler == MAD_SCHED_SLURM &&
+	    c->nnodes > 1)
+		die("--barrier: the batch script of a nodes fan-out job runs on the first node only; call it in every task of an srun step, or use --mad-fanout=array");
 	if (gethostname(host, sizeof(host) - 1))
 		strcpy(host, "?");
 	if (mad_job_dir_make(c->run_dir, c->job_dir, err, sizeof(err)) ||
 	    mad_barrier_wait(c->job_dir, step == MAD_NONE ? -1 : step, rank, nranks, host,
 			     c->timeout, err, sizeof(err)))
-		return fail(err);
-	return 0;
+		die("%s", err);
+	return MAD_EXIT_OK;
 }
 
 /* --explain in a job that asked for a model where mad.so did not run (it
  * sets MAD_ENV_FROM=spank): says so, with the likeliest reason.  FOUND: a
  * plugstack line for mad.so was found (SITE). */
-static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site,
-				  int found, const char *scheduler)
+static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstack *site, int found,
+				  enum mad_scheduler scheduler)
 {
 	const char *from = getenv("MAD_ENV_FROM");
 	char running[64] = "", why[4096], err[512];
-	int spur = strcmp(scheduler, "spur") == 0;
+	int spur = scheduler == MAD_SCHED_SPUR;
 
 	if (from && strcmp(from, "spank") == 0)
 		return;
@@ -201,40 +191,37 @@ int main(int argc, char **argv)
 	struct mad_contract c;
 	char err[2048];
 	const char *why, *check_seconds = NULL;
-	int ch, rc, check = 0, barrier = 0;
+	int ch, check = 0, barrier = 0;
 
-	while ((ch = getopt_long(argc, argv, "ejc::bhV", longopts, NULL)) != -1) {
+	mad_prog_init(argv[0], "mad-env");
+	mad_fail_stdout = "exit 1\n";
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ejc::bhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b': barrier = 1; break;
 		case 'c': check = 1; check_seconds = optarg; break;
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		case 'V': fputs(MAD_VERSION_TEXT("mad-env"), stdout); return 0;
+		case 'h':
+			print_help(usage_text);
+		case 'V':
+			print_version();
 		default:
-			fprintf(stderr, "Try 'mad-env --help' for more information.\n");
-			puts("exit 1");
-			return EXIT_USAGE;
+			return usage_bad_option(ch, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "mad-env: unexpected argument '%s'\n", argv[optind]);
-		puts("exit 1");
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
 	why = getenv("MAD_ERROR");
-	if (why && *why) {
-		snprintf(err, sizeof(err), "the job cannot run: %s (MAD_ERROR)", why);
-		return fail(err);
-	}
+	if (why && *why)
+		die("the job cannot run: %s (MAD_ERROR)", why);
 	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
-		fprintf(stderr, "mad-env: warning: %s\n", err);
-	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
-			      site_av, err, sizeof(err));
-	if (rc)
-		return fail(err);
+		tool_error("warning: %s", err);
+	if (mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac, site_av, err,
+			     sizeof(err)))
+		die("%s", err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
-		return fail(err);
+		die("%s", err);
 	/* after the rendezvous: rank 0 of an array has published its address
 	 * when its barrier record appears.  No port check: a head (Ray) that
 	 * waits here may hold MASTER_PORT already. */
@@ -244,24 +231,23 @@ int main(int argc, char **argv)
 	if (check)
 		return run_check(&opts, &c, check_seconds);
 	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
-		return fail(err);
+		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
 	if (out.mode == 0 && *c.job_dir &&
-	    (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
-	     mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))))
-		return fail(err);
+	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)))
+		die("%s", err);
 	if (out.mode == 2)
 		out.json = cJSON_CreateObject();
 	if ((out.mode == 2 && !out.json) ||
 	    mad_contract_export(&opts, &c, "mad-env", emit, &out))
-		return fail("out of memory, or a value no shell word can hold");
+		die("out of memory, or a value no shell word can hold");
 	if (out.mode == 1 && *opts.value[OPT_MODEL])
 		explain_plugin_absent(&out.text, &site, site_av != NULL, c.scheduler);
 	if (out.mode == 2) {
 		char *text = cJSON_Print(out.json);
 
 		if (!text)
-			return fail("out of memory");
+			die("out of memory");
 		puts(text);
 		free(text);
 		cJSON_Delete(out.json);
@@ -269,9 +255,5 @@ int main(int argc, char **argv)
 		fputs(out.text.buf, stdout);
 	}
 	sb_free(&out.text);
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "mad-env: write error\n");
-		return 1;
-	}
-	return 0;
+	return finish_output() ? MAD_EXIT_FAIL : MAD_EXIT_OK;
 }

@@ -5,22 +5,19 @@
  * non-zero on a bad list instead of printing an error and returning 0. */
 #include "config.h"
 
+#include "common.h"
 #include "hostlist.h"
 #include "strbuf.h"
-#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_BADLIST 1
-#define EXIT_USAGE 64   /* EX_USAGE */
-#define EXIT_IO 74      /* EX_IOERR */
+#define EXIT_BADLIST MAD_EXIT_FAIL
 
 static const char usage_text[] =
 	"Usage: mad-hostlist [OPTION]... COMMAND [HOSTLIST]...\n"
@@ -65,19 +62,6 @@ struct opts {
 	const char *sep;
 	size_t sep_len;
 };
-
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mad-hostlist: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'mad-hostlist --help' for more information.\n");
-	return EXIT_USAGE;
-}
 
 /* Strict unsigned decimal: digits only, no sign, no overflow. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -135,12 +119,12 @@ static int gather_input(char **args, int nargs, struct strbuf *in,
 		}
 		if (env && *env) {
 			sb_adds(in, env);
-			return in->failed ? EXIT_IO : 0;
+			return in->failed ? MAD_EXIT_IO : 0;
 		}
 		if (isatty(STDIN_FILENO)) {
-			fprintf(stderr, "mad-hostlist: no host list: give one as an argument, "
-				"'-' for standard input, or set SLURM_JOB_NODELIST\n");
-			return EXIT_USAGE;
+			tool_error("no host list: give one as an argument, "
+				   "'-' for standard input, or set SLURM_JOB_NODELIST");
+			return MAD_EXIT_USAGE;
 		}
 		nargs = 1;
 		args = stdin_only;
@@ -152,15 +136,14 @@ static int gather_input(char **args, int nargs, struct strbuf *in,
 			sb_addc(in, ',');
 		if (strcmp(args[i], "-") == 0) {
 			if (sb_read(in, stdin, SIZE_MAX)) {
-				fprintf(stderr, "mad-hostlist: cannot read standard input: %s\n",
-					strerror(errno));
-				return EXIT_IO;
+				tool_error("cannot read standard input: %s", strerror(errno));
+				return MAD_EXIT_IO;
 			}
 		} else {
 			sb_adds(in, args[i]);
 		}
 	}
-	return in->failed ? EXIT_IO : 0;
+	return in->failed ? MAD_EXIT_IO : 0;
 }
 
 static int write_name(const char *name, size_t len, void *arg)
@@ -204,19 +187,10 @@ static void end_names(const struct opts *o)
 		fputc('\n', stdout);
 }
 
-static int finish_output(void)
-{
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "mad-hostlist: write error: %s\n", strerror(errno));
-		return EXIT_IO;
-	}
-	return 0;
-}
-
 static int out_of_memory(void)
 {
-	fprintf(stderr, "mad-hostlist: out of memory\n");
-	return EXIT_IO;
+	tool_error("out of memory");
+	return MAD_EXIT_IO;
 }
 
 /* A hostfile has one line per node: DeepSpeed refuses a host named twice
@@ -234,8 +208,8 @@ static int check_one_line_per_node(const struct hostvec *v)
 		rc = out_of_memory();
 	for (size_t i = 1; i < sorted.n && !rc; i++)
 		if (strcmp(hostvec_at(&sorted, i - 1), hostvec_at(&sorted, i)) == 0) {
-			fprintf(stderr, "mad-hostlist: --format: host '%s' is in the list twice; a hostfile has one line per node (--uniq drops repeats)\n",
-				hostvec_at(&sorted, i));
+			tool_error("--format: host '%s' is in the list twice; a hostfile has one line per node (--uniq drops repeats)",
+				   hostvec_at(&sorted, i));
 			rc = EXIT_BADLIST;
 		}
 	hostvec_free(&sorted);
@@ -282,9 +256,9 @@ static int run(const char *cmd, const char *index_arg, struct opts *o,
 			if (!name)
 				return out_of_memory();
 			if (hostlist_nth(hl, index, name, size) < 0) {
-				fprintf(stderr, "mad-hostlist: nth: index %" PRIu64
-					" is out of range: the list has %" PRIu64 " hosts\n",
-					index, hostlist_count(hl));
+				tool_error("nth: index %" PRIu64
+					   " is out of range: the list has %" PRIu64 " hosts",
+					   index, hostlist_count(hl));
 				rc = EXIT_BADLIST;
 			} else {
 				puts(name);
@@ -314,8 +288,8 @@ static int run(const char *cmd, const char *index_arg, struct opts *o,
 		printf("%zu\n", v.n);
 	} else if (strcmp(cmd, "nth") == 0) {
 		if (index >= v.n) {
-			fprintf(stderr, "mad-hostlist: nth: index %" PRIu64
-				" is out of range: the list has %zu hosts\n", index, v.n);
+			tool_error("nth: index %" PRIu64 " is out of range: the list has %zu hosts",
+				   index, v.n);
 			rc = EXIT_BADLIST;
 		} else {
 			puts(hostvec_at(&v, (size_t)index));
@@ -357,7 +331,9 @@ int main(int argc, char **argv)
 	const char *cmd, *index_arg = NULL, *source = "", *slots_arg = NULL;
 	int c, rc, sep_given = 0;
 
-	while ((c = getopt_long(argc, argv, "sum:d:f:S:hV", longopts, NULL)) != -1) {
+	mad_prog_init(argv[0], "mad-hostlist");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":sum:d:f:S:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o.sort = 1;
@@ -390,14 +366,11 @@ int main(int argc, char **argv)
 			slots_arg = optarg;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			return finish_output();
+			print_help(usage_text);
 		case 'V':
-			fputs(MAD_VERSION_TEXT("mad-hostlist"), stdout);
-			return finish_output();
+			print_version();
 		default:
-			fprintf(stderr, "Try 'mad-hostlist --help' for more information.\n");
-			return EXIT_USAGE;
+			return usage_bad_option(c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -432,16 +405,14 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (hostlist_parse(in.buf ? in.buf : "", in.len, &hl, &err)) {
-		fprintf(stderr, "mad-hostlist: bad host list in %s: %s\n", source,
-			err.msg);
+		tool_error("bad host list in %s: %s", source, err.msg);
 		sb_free(&in);
 		return EXIT_BADLIST;
 	}
 	sb_free(&in);
 	if (o.max_hosts && hostlist_count(hl) > o.max_hosts) {
-		fprintf(stderr, "mad-hostlist: the host list in %s has %" PRIu64
-			" hosts, more than --max-hosts=%" PRIu64 "\n",
-			source, hostlist_count(hl), o.max_hosts);
+		tool_error("the host list in %s has %" PRIu64 " hosts, more than --max-hosts=%" PRIu64,
+			   source, hostlist_count(hl), o.max_hosts);
 		hostlist_free(hl);
 		return EXIT_BADLIST;
 	}

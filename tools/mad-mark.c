@@ -5,18 +5,15 @@
  *   mad-mark "$?"                                                         */
 #include "config.h"
 
+#include "common.h"
 #include "contract.h"
+#include "job/job.h"
 #include "marker.h"
-#include "rendezvous.h"
 #include "options.h"
 #include "wait/plugstack.h"
-#include "version.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-#define EXIT_USAGE 64
 
 int main(int argc, char **argv)
 {
@@ -27,50 +24,34 @@ int main(int argc, char **argv)
 	int site_ac;
 	struct mad_facts facts;
 	struct mad_contract c;
-	char err[2048], content[2048], host[256] = "";
+	char err[2048];
 	long status;
-	size_t len;
 	int rc;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("Usage: mad-mark STATUS\nWrite this rank's completion marker (STATUS 0-255) in the job folder.");
-		return 0;
-	}
-	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
-		fputs(MAD_VERSION_TEXT("mad-mark"), stdout);
-		return 0;
-	}
+	mad_prog_init(argv[0], "mad-mark");
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		print_help("Usage: mad-mark STATUS\nWrite this rank's completion marker (STATUS 0-255) in the job folder.\n");
+	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")))
+		print_version();
 	status = argc == 2 ? mad_parse_long(argv[1]) : MAD_NONE;
-	if (status == MAD_NONE || status > 255) {
-		fprintf(stderr, "mad-mark: usage: mad-mark STATUS, STATUS an exit status 0-255 (got '%s')\n",
-			argc >= 2 ? argv[1] : "");
-		return EXIT_USAGE;
-	}
+	if (status == MAD_NONE || status > 255)
+		return usage_error("usage: mad-mark STATUS, STATUS an exit status 0-255 (got '%s')",
+				   argc >= 2 ? argv[1] : "");
 	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
-		fprintf(stderr, "mad-mark: warning: %s\n", err);
+		tool_error("warning: %s", err);
 	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
 			      site_av, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "mad-mark: %s\n", err);
-		return 1;
-	}
+	if (rc)
+		die("%s", err);
 	if (!*c.job_dir) {
-		fprintf(stderr, "mad-mark: no run folder: set --mad-run-dir or MAD_RUN_DIR (or run-dir= on the plugin's plugstack.conf line) to a folder all nodes share\n");
-		return EXIT_USAGE;
+		char name[32];
+
+		mad_opt_env_name(OPT_RUN_DIR, name, sizeof(name));
+		return usage_error("no run folder: set %s or %s (or %s= on the plugin's plugstack.conf line) to a folder all nodes share",
+				   mad_opt_flag(OPT_RUN_DIR), name, mad_opt_name(OPT_RUN_DIR));
 	}
-	if (mad_job_dir_make(c.run_dir, c.job_dir, err, sizeof(err)) ||
-	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))) {
-		fprintf(stderr, "mad-mark: %s\n", err);
-		return 1;
-	}
-	gethostname(host, sizeof(host) - 1);
-	len = mad_marker_format(content, sizeof(content), (int)status, c.rank, host,
-				c.collect_job_id, NULL);
-	rc = len ? mad_marker_write(c.job_dir, c.rank, content, len) : -1;
-	if (rc) {
-		fprintf(stderr, "mad-mark: cannot write the marker of rank %ld in '%s': %s\n",
-			c.rank, c.job_dir, rc < 0 ? strerror(-rc) : "too long");
-		return 1;
-	}
-	return 0;
+	if (mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)) ||
+	    mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err, sizeof(err)))
+		die("%s", err);
+	return MAD_EXIT_OK;
 }

@@ -3,12 +3,12 @@
  * one shell word.  The output is written whole or not at all. */
 #include "config.h"
 
+#include "common.h"
 #include "render/dataload.h"
 #include "render/template.h"
 #include "render/value.h"
 #include "rendezvous.h"
 #include "strbuf.h"
-#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 64
 #define INPUT_MAX (16u << 20)
 
 static const char usage[] =
@@ -38,7 +37,7 @@ static int slurp(const char *path, char **buf, size_t *len)
 	int rc;
 
 	if (!f) {
-		fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
+		tool_error("cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	rc = sb_read(&sb, f, INPUT_MAX);
@@ -46,9 +45,9 @@ static int slurp(const char *path, char **buf, size_t *len)
 		fclose(f);
 	if (rc || !sb_cstr(&sb)) {
 		if (rc == -2)
-			fprintf(stderr, "mad-render: '%s' is larger than %u MiB\n", path, INPUT_MAX >> 20);
+			tool_error("'%s' is larger than %u MiB", path, INPUT_MAX >> 20);
 		else
-			fprintf(stderr, "mad-render: cannot read '%s': %s\n", path, strerror(errno));
+			tool_error("cannot read '%s': %s", path, strerror(errno));
 		sb_free(&sb);
 		return -1;
 	}
@@ -62,16 +61,16 @@ static int slurp(const char *path, char **buf, size_t *len)
 static int write_atomic(const char *path, const char *data, size_t len)
 {
 	const char *slash = strrchr(path, '/');
-	char dir[4096];
+	char dir[4096], err[4400];
 	int rc;
 
 	if (slash)
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 1);
+	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 1, err, sizeof(err));
 	if (rc)
-		fprintf(stderr, "mad-render: cannot write '%s': %s\n", path, strerror(-rc));
+		tool_error("%s", err);
 	return rc;
 }
 
@@ -95,10 +94,9 @@ int main(int argc, char **argv)
 	size_t len, ndefs = 0;
 	int opt, rc = 1;
 
-	if (!a || !defs || (data = v_dict(a)).t == V_UNDEF) {
-		fprintf(stderr, "mad-render: out of memory\n");
-		return 1;
-	}
+	mad_prog_init(argv[0], "mad-render");
+	if (!a || !defs || (data = v_dict(a)).t == V_UNDEF)
+		die("out of memory");
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":c:D:o:hV", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -106,7 +104,7 @@ int main(int argc, char **argv)
 			if (slurp(optarg, &text, &len))
 				goto done;
 			if (mad_data_load(a, &data, optarg, text, len, err, sizeof(err))) {
-				fprintf(stderr, "mad-render: %s\n", err);
+				tool_error("%s", err);
 				goto done;
 			}
 			free(text);
@@ -114,28 +112,25 @@ int main(int argc, char **argv)
 			break;
 		case 'D': defs[ndefs++] = optarg; break;
 		case 'o': output = optarg; break;
-		case 'h': fputs(usage, stdout); rc = 0; goto done;
-		case 'V': fputs(MAD_VERSION_TEXT("mad-render"), stdout); rc = 0; goto done;
-		case ':':
-			fprintf(stderr, "mad-render: option '%s' needs a value\nTry 'mad-render --help'.\n", argv[optind - 1]);
-			rc = EXIT_USAGE;
-			goto done;
+		case 'h':
+			print_help(usage);
+		case 'V':
+			print_version();
 		default:
-			fprintf(stderr, "mad-render: unknown option '%s'\nTry 'mad-render --help'.\n", argv[optind - 1]);
-			rc = EXIT_USAGE;
+			rc = usage_bad_option(opt, argv);
 			goto done;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "mad-render: %s\nTry 'mad-render --help'.\n",
-			optind >= argc ? "no template given" : "more than one template given");
-		rc = EXIT_USAGE;
+		const char *why = optind >= argc ? "no template given" : "more than one template given";
+
+		rc = usage_error("%s", why);
 		goto done;
 	}
 	for (size_t i = 0; i < ndefs; i++)
 		if (mad_data_define(a, &data, defs[i], err, sizeof(err))) {
-			fprintf(stderr, "mad-render: %s\n", err);
-			rc = EXIT_USAGE;
+			tool_error("%s", err);
+			rc = MAD_EXIT_USAGE;
 			goto done;
 		}
 	tpath = argv[optind];
@@ -143,24 +138,22 @@ int main(int argc, char **argv)
 		goto done;
 	if (mad_render(text, len, &data, &out, &rerr)) {
 		if (rerr.line) {
-			fprintf(stderr, "mad-render: %s:%d:%d: %s\n  %s\n  %*s^\n", tpath, rerr.line,
-				rerr.col, rerr.msg, rerr.text, rerr.col - 1, "");
+			tool_error("%s:%d:%d: %s\n  %s\n  %*s^", tpath, rerr.line, rerr.col,
+				   rerr.msg, rerr.text, rerr.col - 1, "");
 		} else {
-			fprintf(stderr, "mad-render: %s: %s\n", tpath, rerr.msg);
+			tool_error("%s: %s", tpath, rerr.msg);
 		}
 		goto done;
 	}
 	if (!sb_cstr(&out)) {
-		fprintf(stderr, "mad-render: out of memory\n");
+		tool_error("out of memory");
 		goto done;
 	}
 	if (output) {
 		rc = write_atomic(output, out.buf, out.len) ? 1 : 0;
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);
-		rc = fflush(stdout) || ferror(stdout) ? 1 : 0;
-		if (rc)
-			fprintf(stderr, "mad-render: write error\n");
+		rc = finish_output() ? MAD_EXIT_FAIL : MAD_EXIT_OK;
 	}
 done:
 	free(text);

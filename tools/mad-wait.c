@@ -5,8 +5,9 @@
 #include "config.h"
 
 #include "clock.h"
+#include "common.h"
+#include "options.h"
 #include "strbuf.h"
-#include "version.h"
 #include "wait/follow.h"
 #include "wait/plugstack.h"
 #include "wait/queue.h"
@@ -18,7 +19,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,19 +101,6 @@ static double parse_duration(const char *s)
 	return v >= 0 && v <= 365 * DAY ? v : -1;
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mad-wait: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'mad-wait --help'.\n");
-	return WAIT_USAGE;
-}
-
 static int duration_opt(const char *name, const char *arg, double *out, int zero_ok)
 {
 	double v = parse_duration(arg);
@@ -146,6 +133,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 	int opt, rc = 0;
 	char *end;
 
+	mad_prog_init(argv[0], "mad-wait");
 	c->timeout = -1;
 	c->interval = 30;
 	c->unknown_budget = 300;
@@ -181,12 +169,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case 'j': c->json = 1; break;
 		case 'q': c->quiet = 1; break;
-		case 'h': fputs(usage, stdout); exit(0);
-		case 'V': fputs(MAD_VERSION_TEXT("mad-wait"), stdout); exit(0);
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		case 'h':
+			print_help(usage);
+		case 'V':
+			print_version();
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_bad_option(opt, argv);
 		}
 	}
 	if (!rc && optind >= argc)
@@ -198,34 +186,37 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 static int find_run_dir(struct cli *c, char *buf, size_t size)
 {
 	static struct mad_plugstack ps;
+	static char env_name[32];
 	char err[1024];
 	const char *v;
 	struct stat st;
 	int rc;
 
-	if (!c->run_dir && (v = getenv("MAD_RUN_DIR")) && *v) {
+	mad_opt_env_name(OPT_RUN_DIR, env_name, sizeof(env_name));
+	if (!c->run_dir && (v = getenv(env_name)) && *v) {
 		c->run_dir = v;
-		c->run_dir_from = "MAD_RUN_DIR";
+		c->run_dir_from = env_name;
 	}
 	if (!c->run_dir) {
 		rc = mad_plugstack_find(&ps, err, sizeof(err));
 		if (rc < 0) {
-			fprintf(stderr, "mad-wait: %s\n", err);
-			return WAIT_USAGE;
+			tool_error("%s", err);
+			return MAD_EXIT_USAGE;
 		}
-		if (rc == 0 || !(v = mad_plugstack_value(&ps, "run-dir")) || !*v) {
-			fprintf(stderr, "mad-wait: no run folder: give --run-dir DIR, set MAD_RUN_DIR, or add run-dir=DIR to mad.so's line in plugstack.conf (%s %s)\n",
-				rc ? "the line in" : "looked in", rc ? ps.file : ps.tried);
-			return WAIT_USAGE;
+		if (rc == 0 || !(v = mad_plugstack_value(&ps, mad_opt_name(OPT_RUN_DIR))) || !*v) {
+			tool_error("no run folder: give --run-dir DIR, set %s, or add %s=DIR to mad.so's line in plugstack.conf (%s %s)",
+				   env_name, mad_opt_name(OPT_RUN_DIR),
+				   rc ? "the line in" : "looked in", rc ? ps.file : ps.tried);
+			return MAD_EXIT_USAGE;
 		}
 		snprintf(buf, size, "%s:%d", ps.file, ps.line);
 		c->run_dir = v;
 		c->run_dir_from = buf;
 	}
 	if (stat(c->run_dir, &st) || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "mad-wait: run folder '%s' (from %s): %s\n", c->run_dir,
-			c->run_dir_from, errno ? strerror(errno) : "not a folder");
-		return WAIT_USAGE;
+		tool_error("run folder '%s' (from %s): %s", c->run_dir, c->run_dir_from,
+			   errno ? strerror(errno) : "not a folder");
+		return MAD_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -345,9 +336,10 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 					j->seen ? "gone" : "not listed yet");
 	}
 	if (tty) {
-		fprintf(stderr, "\r\033[Kmad-wait: %s (%.0f s)%s", line, elapsed, final ? "\n" : "");
+		fprintf(stderr, "\r\033[K%s: %s (%.0f s)%s", mad_prog, line, elapsed,
+			final ? "\n" : "");
 	} else if (strcmp(line, last) != 0) {
-		fprintf(stderr, "mad-wait: %s\n", line);
+		tool_error("%s", line);
 	}
 	snprintf(last, sizeof(last), "%s", line);
 }
@@ -417,8 +409,7 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 
 		if (j->verdict == WAIT_OK && c->quiet)
 			continue;
-		fprintf(stderr, "mad-wait: job %ld: %s\n", j->id,
-			j->verdict == WAIT_PENDING ? why : j->reason);
+		tool_error("job %ld: %s", j->id, j->verdict == WAIT_PENDING ? why : j->reason);
 	}
 	if (!c->json)
 		return;
@@ -468,7 +459,7 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 	if (text)
 		puts(text);
 	else
-		fprintf(stderr, "mad-wait: out of memory printing JSON\n");
+		tool_error("out of memory printing JSON");
 	free(text);
 	cJSON_Delete(root);
 	fflush(stdout);
@@ -508,7 +499,7 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 			char path[4096];
 
 			if (mad_follow_name(pat, jobs[i].id, r, path, sizeof(path), err, sizeof(err))) {
-				fprintf(stderr, "mad-wait: %s\n", err);
+				tool_error("%s", err);
 				return -1;
 			}
 			mad_follow_init(&fl->files[fl->nfiles], path, per ? r : -1);
@@ -540,7 +531,7 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 		}
 	}
 	if (lines.failed)
-		fprintf(stderr, "mad-wait: out of memory following the output\n");
+		tool_error("out of memory following the output");
 	fflush(out);
 	sb_free(&lines);
 }
@@ -603,7 +594,7 @@ int main(int argc, char **argv)
 				if (jobs[i].verdict != WAIT_PENDING)
 					continue;
 				if (mad_wait_scan(&jobs[i], &c.cfg, now, err, sizeof(err)) < 0) {
-					fprintf(stderr, "mad-wait: job %ld: %s\n", jobs[i].id, err);
+					tool_error("job %ld: %s", jobs[i].id, err);
 					mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
 					break;
 				}
@@ -620,7 +611,8 @@ int main(int argc, char **argv)
 				mad_wait_answered(&t, jobs, n, entries, &c.cfg, mad_monotonic(),
 						  (double)rand() / RAND_MAX);
 			else if (!mad_wait_unanswered(&t, jobs, n, &c.cfg, mad_monotonic(), err) && !c.quiet)
-				fprintf(stderr, "%smad-wait: %s (retrying)\n", tty ? "\r\033[K" : "", err);
+				fprintf(stderr, "%s%s: %s (retrying)\n", tty ? "\r\033[K" : "",
+					mad_prog, err);
 			continue;
 		case MAD_WAIT_SLEEP:
 			progress(&c, jobs, n, t.answered, now - t.start, tty, 0);

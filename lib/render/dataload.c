@@ -1,5 +1,6 @@
 /* dataload.c: see dataload.h. */
 #include "dataload.h"
+#include "error.h"
 #include "shquote.h"
 
 #include <cjson/cJSON.h>
@@ -114,10 +115,8 @@ static int load_yaml(struct arena *a, struct value *top, const char *file,
 	int rc = -1, docs = 0;
 
 	*top = v_none();
-	if (!yaml_parser_initialize(&y.p)) {
-		snprintf(err, size, "%s: out of memory", file);
-		return -1;
-	}
+	if (!yaml_parser_initialize(&y.p))
+		return mad_error(err, size, "%s: out of memory", file);
 	yaml_parser_set_input_string(&y.p, (const unsigned char *)text, len);
 	for (;;) {
 		if (ynext(&y, &ev))
@@ -162,20 +161,17 @@ static size_t line_of(const char *text, size_t len, const char *at)
 static int from_json(struct arena *a, const cJSON *j, struct value *out, const char *file,
 		     char *err, size_t size, int depth)
 {
-	if (depth > DEPTH_MAX) {
-		snprintf(err, size, "%s: nested deeper than 64 levels", file);
-		return -1;
-	}
+	if (depth > DEPTH_MAX)
+		return mad_error(err, size, "%s: nested deeper than 64 levels", file);
 	if (cJSON_IsString(j)) {
 		*out = v_str(a, j->valuestring, strlen(j->valuestring));
 	} else if (cJSON_IsNumber(j)) {
 		double d = j->valuedouble;
 
-		if (d != floor(d) || fabs(d) > 9007199254740992.0) {
-			snprintf(err, size, "%s: the number %g is not an integer (only integers are supported)",
-				 file, d);
-			return -1;
-		}
+		if (d != floor(d) || fabs(d) > 9007199254740992.0)
+			return mad_error(err, size,
+					 "%s: the number %g is not an integer (only integers are supported)",
+					 file, d);
 		*out = v_int((long long)d);
 	} else if (cJSON_IsBool(j)) {
 		*out = v_bool(cJSON_IsTrue(j));
@@ -198,15 +194,13 @@ static int from_json(struct arena *a, const cJSON *j, struct value *out, const c
 		}
 		return 0;
 	} else {
-		snprintf(err, size, "%s: unexpected JSON value", file);
-		return -1;
+		return mad_error(err, size, "%s: unexpected JSON value", file);
 	}
 	if (out->t == V_UNDEF)
 		goto oom;
 	return 0;
 oom:
-	snprintf(err, size, "%s: out of memory", file);
-	return -1;
+	return mad_error(err, size, "%s: out of memory", file);
 }
 
 /* A number written with '.', 'e' or 'E' is a float even when its value is
@@ -247,37 +241,34 @@ static int load_json(struct arena *a, struct value *top, const char *file,
 	cJSON *j;
 	int rc;
 
-	if (memchr(text, '\0', len)) {
-		snprintf(err, size, "%s:%zu: a NUL byte", file,
-			 line_of(text, len, memchr(text, '\0', len)));
-		return -1;
-	}
+	if (memchr(text, '\0', len))
+		return mad_error(err, size, "%s:%zu: a NUL byte", file,
+				 line_of(text, len, memchr(text, '\0', len)));
 	flt = json_float(text, len);
 	if (flt) {
 		size_t n = 0;
 
 		while (flt + n < text + len && strchr("0123456789+-.eE", flt[n]))
 			n++;
-		snprintf(err, size, "%s:%zu: the number %.*s is not an integer (only integers are supported)",
-			 file, line_of(text, len, flt), (int)(n > 40 ? 40 : n), flt);
-		return -1;
+		return mad_error(err, size,
+				 "%s:%zu: the number %.*s is not an integer (only integers are supported)",
+				 file, line_of(text, len, flt), (int)(n > 40 ? 40 : n), flt);
 	}
 	j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (j && end) { /* only white space after the value */
 		while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
 			end++;
 		if (end < text + len) {
-			snprintf(err, size, "%s:%zu: text after the JSON value", file, line_of(text, len, end));
 			cJSON_Delete(j);
-			return -1;
+			return mad_error(err, size, "%s:%zu: text after the JSON value", file,
+					 line_of(text, len, end));
 		}
 	}
 	if (!j) {
 		const char *at = cJSON_GetErrorPtr();
 
-		snprintf(err, size, "%s:%zu: not valid JSON", file,
-			 at && at >= text && at <= text + len ? line_of(text, len, at) : 1);
-		return -1;
+		return mad_error(err, size, "%s:%zu: not valid JSON", file,
+				 at && at >= text && at <= text + len ? line_of(text, len, at) : 1);
 	}
 	rc = from_json(a, j, top, file, err, size, 0);
 	cJSON_Delete(j);
@@ -297,16 +288,14 @@ int mad_data_load(struct arena *a, struct value *data, const char *file,
 		return -1;
 	if (top.t == V_NONE)
 		return 0; /* an empty file */
-	if (top.t != V_DICT) {
-		snprintf(err, size, "%s:1: the top level must be a map of names to values, not a %s",
-			 file, vtype_name(top.t));
-		return -1;
-	}
+	if (top.t != V_DICT)
+		return mad_error(err, size,
+				 "%s:1: the top level must be a map of names to values, not a %s",
+				 file, vtype_name(top.t));
 	for (size_t i = 0; i < top.u.dict->n; i++)
-		if (vdict_set(a, data->u.dict, top.u.dict->key[i], top.u.dict->klen[i], top.u.dict->val[i])) {
-			snprintf(err, size, "%s: out of memory", file);
-			return -1;
-		}
+		if (vdict_set(a, data->u.dict, top.u.dict->key[i], top.u.dict->klen[i],
+			      top.u.dict->val[i]))
+			return mad_error(err, size, "%s: out of memory", file);
 	return 0;
 }
 
@@ -316,20 +305,17 @@ int mad_data_define(struct arena *a, struct value *data, const char *def,
 	const char *eq = strchr(def, '='), *p = def;
 	struct value *map = data;
 
-	if (!eq) {
-		snprintf(err, size, "-D '%s': expected KEY=VALUE", def);
-		return -1;
-	}
+	if (!eq)
+		return mad_error(err, size, "-D '%s': expected KEY=VALUE", def);
 	for (;;) {
 		const char *dot = memchr(p, '.', (size_t)(eq - p));
 		size_t n = (size_t)((dot ? dot : eq) - p);
 		struct value *next;
 
-		if (!shell_name_ok(p, n)) {
-			snprintf(err, size, "-D '%.*s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
-				 (int)(eq - def), def, (int)n, p);
-			return -1;
-		}
+		if (!shell_name_ok(p, n))
+			return mad_error(err, size,
+					 "-D '%.*s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
+					 (int)(eq - def), def, (int)n, p);
 		if (!dot)
 			return vdict_set(a, map->u.dict, p, n, v_str(a, eq + 1, strlen(eq + 1))) ? -1 : 0;
 		next = vdict_get(map->u.dict, p, n);

@@ -5,6 +5,7 @@
  * longjmp to mad_render(): everything lives in one arena freed there, so
  * nothing leaks on the way out. */
 #include "template-private.h"
+#include "error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,9 +89,8 @@ int mad_render(const char *src, size_t len, const struct value *data,
 
 	memset(err, 0, sizeof(*err));
 	if (!c || !(c->arena = arena_new())) {
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		free(c);
-		return -1;
+		return mad_error(err->msg, sizeof(err->msg), "out of memory");
 	}
 	c->src = src;
 	c->len = len;

@@ -1,7 +1,7 @@
 /* libFuzzer target for what rank 0 of mad-env --check reads from the
  * network: one line per rank.  Beyond "no crash": an accepted line has every
  * field, numbers that were digits, and words that fit their buffers. */
-#include "check.h"
+#include "job/check.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* Unit tests for lib/barrier: which ranks are missing given a directory
+/* Unit tests for lib/job/barrier: which ranks are missing given a directory
  * listing (pure), how they are named, and the wait itself in a scratch
  * folder: it passes once every record is there and fails by its timeout
  * naming exactly the ranks that never wrote one. */
-#include "barrier.h"
+#include "job/barrier.h"
 #include "clock.h"
 #include "unit.h"
 
@@ -111,7 +111,7 @@ TEST(wait_passes_when_all_started_and_fails_naming_the_rest)
 	CHECK(mad_barrier_wait(dir, -1, 5, 5, "n1", 1, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "out of range") != NULL);
 	CHECK(mad_barrier_wait("/nonexistent/dir", -1, 0, 2, "n1", 1, err, sizeof(err)) == -1);
-	CHECK(strstr(err, "cannot record rank 0 in '/nonexistent/dir/started_rank0'") != NULL);
+	CHECK(strstr(err, "barrier: rank 0: cannot write '/nonexistent/dir/started_rank0'") != NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);
 }

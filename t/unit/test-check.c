@@ -1,6 +1,6 @@
-/* Unit tests for the pre-launch check (lib/check): ranks as threads on
+/* Unit tests for the pre-launch check (lib/job/check): ranks as threads on
  * 127.0.0.1, each with its own values and the same deadline. */
-#include "check.h"
+#include "job/check.h"
 #include "clock.h"
 #include "unit.h"
 
@@ -424,8 +424,8 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 
 	memset(&c, 0, sizeof(c));
 	strcpy(o.value[OPT_MODEL], "m");
-	c.scheduler = "slurm";
-	c.fanout = "nodes";
+	c.scheduler = MAD_SCHED_SLURM;
+	c.fanout = MAD_FANOUT_NODES;
 	c.facts_from = "SLURM";
 	c.rank = 1;          /* node level */
 	c.nnodes = 4;

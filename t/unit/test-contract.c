@@ -91,7 +91,7 @@ TEST(batch_script_and_one_task_per_node_process_level_equals_node_level)
 	f.nnodes = 4;
 	f.nodelist = "192.0.2.1,192.0.2.2,192.0.2.3,192.0.2.4";
 	CHECK(compute(&e, &f) == 0);
-	CHECK_STR(c.scheduler, "spur");
+	CHECK_STR(mad_scheduler_name(c.scheduler), "spur");
 	CHECK(c.task_rank == 3 && c.world_size == 4 && c.local_world_size == 1);
 	CHECK(c.markers_expected == 4);
 }

@@ -157,8 +157,8 @@ TEST(nodes_fanout_batch_and_step)
 	f.job_nnodes = 4;
 	f.nodelist = "192.0.2.10,x[1-3]";
 	CHECK(compute(&e, &f) == 0);
-	CHECK_STR(c.scheduler, "slurm");
-	CHECK_STR(c.fanout, "nodes");
+	CHECK_STR(mad_scheduler_name(c.scheduler), "slurm");
+	CHECK_STR(mad_fanout_name(c.fanout), "nodes");
 	CHECK(c.rank == 0 && c.nnodes == 4 && c.collect_job_id == 77);
 	CHECK_STR(c.master_host, "192.0.2.10");
 	CHECK_STR(c.master_addr, "192.0.2.10");
@@ -193,7 +193,7 @@ TEST(array_fanout)
 	f.batch_step = 1;
 	f.restart_count = 0;
 	CHECK(compute(&e, &f) == 0);
-	CHECK_STR(c.fanout, "array");
+	CHECK_STR(mad_fanout_name(c.fanout), "array");
 	CHECK(c.rank == 2 && c.nnodes == 4 && c.collect_job_id == 100);
 	CHECK(c.master_port == 20000 + 100 * 64 % 9000);
 	CHECK_STR(c.job_dir, "/run/100");
@@ -228,11 +228,11 @@ TEST(scheduler_explicit_beats_detection)
 	f.batch_step = 1;
 	f.nodelist = "localhost";
 	CHECK(compute(&detect, &f) == 0);
-	CHECK_STR(c.scheduler, "spur");
-	CHECK_STR(c.fanout, "array");     /* auto: array task on spur */
+	CHECK_STR(mad_scheduler_name(c.scheduler), "spur");
+	CHECK_STR(mad_fanout_name(c.fanout), "array"); /* auto: array task on spur */
 	CHECK(compute(&slurm, &f) == 0);
-	CHECK_STR(c.scheduler, "slurm");
-	CHECK_STR(c.fanout, "nodes");     /* auto on slurm: nodes */
+	CHECK_STR(mad_scheduler_name(c.scheduler), "slurm");
+	CHECK_STR(mad_fanout_name(c.fanout), "nodes"); /* auto on slurm: nodes */
 }
 
 int main(void)

@@ -152,10 +152,8 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
 		       host, (long)getpid());
 	if (len < 0 || (size_t)len >= sizeof(content))
 		return mad_error(err, size, "barrier: host name too long");
-	rc = mad_write_file(job_dir, name, content, (size_t)len, 0);
-	if (rc)
-		return mad_error(err, size, "barrier: cannot record rank %ld in '%s/%s': %s",
-				 rank, job_dir, name, strerror(-rc));
+	if (mad_write_file(job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
+		return mad_error(err, size, "barrier: rank %ld: %s", rank, who);
 	present = malloc((size_t)nranks);
 	if (!present)
 		return mad_error(err, size, "barrier: out of memory for %ld ranks", nranks);

@@ -1,7 +1,8 @@
-/* barrier.h: the start barrier of mad-env --barrier (SPEC §13).  Each rank
- * records in the job folder that it started (a file written whole, as the
- * user, by mad_write_file), then waits until all N ranks have, up to the
- * timeout; on timeout the error names the ranks that never started.  For
+/* barrier.h: the start barrier of mad-env --barrier (SPEC §13), in lib/job/
+ * (its rules open job.h).  Each rank records in the job folder that it
+ * started (a file written whole, as the user, by mad_write_file), then
+ * waits until all N ranks have, up to the timeout; on timeout the error
+ * names the ranks that never started.  For
  * launchers whose workers must not race their head (Ray), and for anything
  * that must not start before the whole array does.
  *

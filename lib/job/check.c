@@ -6,6 +6,7 @@
  *   rank 0 -> rank R:  "ok\n" or "fail SUMMARY\n"
  * then rank R closes first and rank 0 closes when it reads the end. */
 #include "check.h"
+#include "error.h"
 #include "clock.h"
 
 #include <arpa/inet.h>
@@ -96,34 +97,31 @@ int mad_check_values_from(struct mad_check_values *v, const struct mad_options *
 	if (gethostname(v->host, sizeof(v->host) - 1))
 		strcpy(v->host, "?");
 	mad_contract_export(o, c, "mad-env", collect, &k);
-	if (k.bad) {
-		snprintf(err, size, "%s is not a number (or too long) in the task's environment", k.bad);
-		return -1;
-	}
+	if (k.bad)
+		return mad_error(err, size,
+				 "%s is not a number (or too long) in the task's environment", k.bad);
 	if (v->rank == MAD_NONE || v->world_size == MAD_NONE || v->nnodes == MAD_NONE ||
-	    v->master_port == MAD_NONE || !*v->master_addr) {
-		snprintf(err, size, "this task has no complete contract (RANK, WORLD_SIZE, NNODES, MASTER_ADDR, MASTER_PORT)");
-		return -1;
-	}
+	    v->master_port == MAD_NONE || !*v->master_addr)
+		return mad_error(err, size,
+				 "this task has no complete contract (RANK, WORLD_SIZE, NNODES, MASTER_ADDR, MASTER_PORT)");
 	return 0;
 }
 
 static int values_ok(const struct mad_check_values *v, char *err, size_t size)
 {
 	if (v->world_size < 1 || v->world_size > WORLD_MAX)
-		snprintf(err, size, "WORLD_SIZE %ld is not between 1 and %ld", v->world_size, WORLD_MAX);
-	else if (v->rank < 0 || v->rank >= v->world_size)
-		snprintf(err, size, "RANK %ld is not in 0..%ld (WORLD_SIZE %ld)", v->rank,
-			 v->world_size - 1, v->world_size);
-	else if (v->nnodes < 1)
-		snprintf(err, size, "NNODES %ld is not a node count", v->nnodes);
-	else if (v->master_port < 1 || v->master_port > 65535)
-		snprintf(err, size, "MASTER_PORT %ld is not a port", v->master_port);
-	else if (!*v->master_addr)
-		snprintf(err, size, "MASTER_ADDR is empty");
-	else
-		return 0;
-	return -1;
+		return mad_error(err, size, "WORLD_SIZE %ld is not between 1 and %ld",
+				 v->world_size, WORLD_MAX);
+	if (v->rank < 0 || v->rank >= v->world_size)
+		return mad_error(err, size, "RANK %ld is not in 0..%ld (WORLD_SIZE %ld)", v->rank,
+				 v->world_size - 1, v->world_size);
+	if (v->nnodes < 1)
+		return mad_error(err, size, "NNODES %ld is not a node count", v->nnodes);
+	if (v->master_port < 1 || v->master_port > 65535)
+		return mad_error(err, size, "MASTER_PORT %ld is not a port", v->master_port);
+	if (!*v->master_addr)
+		return mad_error(err, size, "MASTER_ADDR is empty");
+	return 0;
 }
 
 /* A value as one word on the wire: blanks and control bytes become '?'. */
@@ -204,8 +202,8 @@ static struct addrinfo *resolve(const struct mad_check_values *v, char *err, siz
 	snprintf(port, sizeof(port), "%ld", v->master_port);
 	rc = getaddrinfo(v->master_addr, port, &hints, &ai);
 	if (rc) {
-		snprintf(err, size, "rank %ld on %s cannot resolve MASTER_ADDR '%s': %s", v->rank,
-			 v->host, v->master_addr, gai_strerror(rc));
+		mad_error(err, size, "rank %ld on %s cannot resolve MASTER_ADDR '%s': %s", v->rank,
+			  v->host, v->master_addr, gai_strerror(rc));
 		return NULL;
 	}
 	return ai;
@@ -241,10 +239,8 @@ static int listen_on(const struct mad_check_values *v, long backlog, char *err, 
 		len = sizeof(*s4);
 	}
 	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, size, "rank 0 on %s: socket: %s", v->host, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return mad_error(err, size, "rank 0 on %s: socket: %s", v->host, strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
@@ -252,10 +248,11 @@ static int listen_on(const struct mad_check_values *v, long backlog, char *err, 
 		int e = errno;
 
 		close(fd);
-		snprintf(err, size, "rank 0 on %s cannot listen on MASTER_PORT %ld: %s%s", v->host,
-			 v->master_port, strerror(e),
-			 e == EADDRINUSE ? " (another process holds it, or a second task has RANK=0)" : "");
-		return -1;
+		return mad_error(err, size, "rank 0 on %s cannot listen on MASTER_PORT %ld: %s%s",
+				 v->host, v->master_port, strerror(e),
+				 e == EADDRINUSE ?
+					 " (another process holds it, or a second task has RANK=0)" :
+					 "");
 	}
 	return fd;
 }
@@ -339,11 +336,9 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 		backoff = backoff * 2 > 50 ? 50 : backoff * 2;
 	}
 	freeaddrinfo(ai);
-	if (fd < 0) {
-		snprintf(err, size, "rank %ld on %s cannot reach rank 0 at %s port %ld: %s", v->rank,
-			 v->host, v->master_addr, v->master_port, strerror(e));
-		return -1;
-	}
+	if (fd < 0)
+		return mad_error(err, size, "rank %ld on %s cannot reach rank 0 at %s port %ld: %s",
+				 v->rank, v->host, v->master_addr, v->master_port, strerror(e));
 	word(addr, sizeof(addr), v->master_addr);
 	word(host, sizeof(host), v->host);
 	snprintf(line, sizeof(line),
@@ -351,9 +346,9 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 		 v->rank, v->world_size, v->nnodes, v->master_port, addr, host);
 	if (send_all(fd, line, strlen(line), deadline + MAD_CHECK_VERDICT_GRACE)) {
 		close(fd);
-		snprintf(err, size, "rank %ld on %s: rank 0 at %s port %ld closed the connection (is it a mad check?)",
-			 v->rank, v->host, v->master_addr, v->master_port);
-		return -1;
+		return mad_error(err, size,
+				 "rank %ld on %s: rank 0 at %s port %ld closed the connection (is it a mad check?)",
+				 v->rank, v->host, v->master_addr, v->master_port);
 	}
 	p.fd = fd;
 	p.events = POLLIN;
@@ -370,18 +365,17 @@ static int run_peer(const struct mad_check_values *v, double deadline, char *err
 	/* closing first puts TIME_WAIT here, on an ephemeral port */
 	close(fd);
 	answer[len] = '\0';
-	if (!memchr(answer, '\n', len)) {
-		snprintf(err, size, "rank %ld on %s: no verdict from rank 0 at %s port %ld in time",
-			 v->rank, v->host, v->master_addr, v->master_port);
-		return -1;
-	}
+	if (!memchr(answer, '\n', len))
+		return mad_error(err, size,
+				 "rank %ld on %s: no verdict from rank 0 at %s port %ld in time",
+				 v->rank, v->host, v->master_addr, v->master_port);
 	*strchr(answer, '\n') = '\0';
 	if (!strcmp(answer, "ok"))
 		return 0;
-	snprintf(err, size, "rank %ld on %s: the check failed at rank 0 (%s port %ld): %s", v->rank,
-		 v->host, v->master_addr, v->master_port,
-		 strncmp(answer, "fail ", 5) ? "an answer that is not a mad check's" : answer + 5);
-	return -1;
+	return mad_error(err, size, "rank %ld on %s: the check failed at rank 0 (%s port %ld): %s",
+			 v->rank, v->host, v->master_addr, v->master_port,
+			 strncmp(answer, "fail ", 5) ? "an answer that is not a mad check's" :
+						       answer + 5);
 }
 
 /* ------------------------------------------------------------ rank 0 */
@@ -652,7 +646,7 @@ static int run_rank0(const struct mad_check_values *v, double deadline, struct s
 	z.first = malloc((size_t)v->world_size * sizeof(*z.first));
 	fds = calloc((size_t)z.cap + 1, sizeof(*fds));
 	if (!z.conns || !z.first || !fds) {
-		snprintf(err, size, "rank 0: out of memory for %ld ranks", v->world_size);
+		mad_error(err, size, "rank 0: out of memory for %ld ranks", v->world_size);
 		goto out;
 	}
 	for (i = 0; i < v->world_size; i++)
@@ -690,16 +684,14 @@ static int run_rank0(const struct mad_check_values *v, double deadline, struct s
 		snprintf(what, sizeof(what), bad <= v->world_size ? "%ld of %ld ranks" :
 			 "%ld tasks failing for %ld ranks", bad, v->world_size);
 		snprintf(verdict, sizeof(verdict), "fail %s: %s\n", what, summary);
-		snprintf(err, size, "the check failed: %s: %s%s", what, summary,
-			 z.out_of_fds ? " (rank 0 ran out of file descriptors: raise ulimit -n)" : "");
+		mad_error(err, size, "the check failed: %s: %s%s", what, summary,
+			  z.out_of_fds ? " (rank 0 ran out of file descriptors: raise ulimit -n)" : "");
 	} else {
 		snprintf(verdict, sizeof(verdict), "ok\n");
 		rc = 0;
 	}
-	if (table && table->failed) {
-		snprintf(err, size, "rank 0: out of memory for the table");
-		rc = -1;
-	}
+	if (table && table->failed)
+		rc = mad_error(err, size, "rank 0: out of memory for the table");
 	finish(&z, verdict, mad_monotonic() + MAD_CHECK_VERDICT_GRACE);
 out:
 	if (lfd >= 0)
@@ -719,10 +711,8 @@ int mad_check_run(const struct mad_check_values *v, double deadline,
 {
 	char why[512];
 
-	if (values_ok(v, why, sizeof(why))) {
-		snprintf(err, size, "rank %ld on %s: %s", v->rank, v->host, why);
-		return -1;
-	}
+	if (values_ok(v, why, sizeof(why)))
+		return mad_error(err, size, "rank %ld on %s: %s", v->rank, v->host, why);
 	return v->rank == 0 ? run_rank0(v, deadline, table, err, size) :
 	       run_peer(v, deadline, err, size);
 }

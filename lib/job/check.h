@@ -1,5 +1,6 @@
-/* check.h: the pre-launch check (mad-env --check, issue item 6).  Run from
- * every task before the real program: within seconds, every rank tells
+/* check.h: the pre-launch check (mad-env --check), in lib/job/ (its rules
+ * open job.h).  Run from every task before the real program: within
+ * seconds, every rank tells
  * rank 0 its RANK, WORLD_SIZE, NNODES, MASTER_ADDR and MASTER_PORT over TCP
  * on MASTER_ADDR:MASTER_PORT, rank 0 compares them with its own and tells
  * each rank the verdict.  A rank that disagrees, claims a rank another task

@@ -50,6 +50,9 @@ static const char usage[] =
 	"                             (default 5m)\n"
 	"      --no-requeue           a failed marker ends the wait even when the job is\n"
 	"                             requeued (default: the final attempt decides)\n"
+	"      --ready                wait until the job is ready (rank 0 ran mad-mark\n"
+	"                             --ready ENDPOINT) and print the endpoint; exit 1 at\n"
+	"                             once if the job ends first\n"
 	"  -f, --follow[=PATTERN]     stream each rank's output file, prefixed by rank\n"
 	"                             (default slurm-%A_%a.out for arrays, else slurm-%j.out)\n"
 	"  -j, --json                 print the outcome as JSON on stdout\n"
@@ -113,7 +116,7 @@ static int duration_opt(const char *name, const char *arg, double *out, int zero
 
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { OPT_STARTUP = 256, OPT_BUDGET, OPT_NO_REQUEUE };
+	enum { OPT_STARTUP = 256, OPT_BUDGET, OPT_NO_REQUEUE, OPT_READY };
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "nnodes", required_argument, NULL, 'n' },
@@ -123,6 +126,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "startup-grace", required_argument, NULL, OPT_STARTUP },
 		{ "unknown-budget", required_argument, NULL, OPT_BUDGET },
 		{ "no-requeue", no_argument, NULL, OPT_NO_REQUEUE },
+		{ "ready", no_argument, NULL, OPT_READY },
 		{ "follow", optional_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -163,6 +167,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case OPT_STARTUP: rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1); break;
 		case OPT_BUDGET: rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1); break;
 		case OPT_NO_REQUEUE: c->cfg.no_requeue = 1; break;
+		case OPT_READY: c->cfg.ready = 1; break;
 		case 'f':
 			c->following = 1;
 			c->follow = optarg;
@@ -411,6 +416,11 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 			continue;
 		tool_error("job %ld: %s", j->id, j->verdict == WAIT_PENDING ? why : j->reason);
 	}
+	/* --ready: the endpoints are the output a pipeline takes (one line
+	 * per job, in the order given), only when every job is ready. */
+	if (c->cfg.ready && code == WAIT_OK && !c->json)
+		for (int i = 0; i < n; i++)
+			puts(jobs[i].endpoint);
 	if (!c->json)
 		return;
 	root = cJSON_CreateObject();
@@ -434,6 +444,20 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 			cJSON_AddNumberToObject(o, "expected", (double)j->expected);
 		else
 			cJSON_AddNullToObject(o, "expected");
+		if (c->cfg.ready) {
+			cJSON_AddBoolToObject(o, "ready", j->ready == 1);
+			if (j->ready == 1) {
+				cJSON_AddStringToObject(o, "endpoint", j->endpoint);
+				cJSON_AddNumberToObject(o, "ready_rank", 0);
+				cJSON_AddStringToObject(o, "ready_host", j->ready_host);
+				if (j->ready_time >= 0)
+					cJSON_AddNumberToObject(o, "ready_time", (double)j->ready_time);
+				else
+					cJSON_AddNullToObject(o, "ready_time");
+			} else {
+				cJSON_AddNullToObject(o, "endpoint");
+			}
+		}
 		cJSON_AddStringToObject(o, "scheduler_state", *j->state ? j->state : !asked ? "NOT_ASKED" :
 					j->seen ? "GONE" : "NOT_LISTED");
 		/* the final attempt's, which decide; then every attempt */

@@ -253,6 +253,28 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected,
 	}
 }
 
+/* Reads rank 0's ready marker NAME; an empty one is read again next time. */
+static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
+{
+	char buf[MAD_ENDPOINT_MAX + 512];
+	ssize_t len = read_small(dirfd, name, buf, sizeof(buf));
+
+	if (len < 0)
+		return;
+	if ((size_t)len == sizeof(buf)) {
+		j->ready = -1;
+		snprintf(j->ready_note, sizeof(j->ready_note), "larger than %zu bytes", sizeof(buf) - 1);
+		return;
+	}
+	switch (mad_ready_parse(buf, (size_t)len, j->endpoint, sizeof(j->endpoint), j->ready_host,
+				sizeof(j->ready_host), &j->ready_time, j->ready_note,
+				sizeof(j->ready_note))) {
+	case 1: j->ready = 1; break;
+	case -1: j->ready = -1; break;
+	default: break;
+	}
+}
+
 /* Reads the current attempt's folder once. */
 static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		    double now, char *err, size_t size)
@@ -277,6 +299,11 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 
 			if (t && (t->state == RANK_MISSING || t->state == RANK_EMPTY))
 				read_task(j, dirfd(d), de->d_name, t, cfg, now);
+			continue;
+		}
+		if (n < 0 && cfg->ready && !j->ready && strcmp(de->d_name, "ready_rank0") == 0) {
+			read_ready(j, dirfd(d), de->d_name);
+			changed += j->ready != 0;
 			continue;
 		}
 		if (n < 0) {
@@ -368,6 +395,7 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 	j->expected_from = NULL;
 	j->dir_seen = 0;
 	j->rerun = RERUN_NONE;
+	j->ready = 0;
 	return 1;
 }
 
@@ -540,6 +568,52 @@ static int verdict(struct mad_wait_job *j, int v)
 	return j->verdict = v;
 }
 
+/* The rules of --ready: readiness, not the end, is the outcome. */
+static int decide_ready(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
+{
+	size_t off;
+
+	if (j->ready == 1) {
+		snprintf(j->reason, sizeof(j->reason), "ready: %.900s (rank 0%s%s)", j->endpoint,
+			 *j->ready_host ? " on " : "", j->ready_host);
+		return verdict(j, WAIT_OK);
+	}
+	if (j->ready < 0) {
+		snprintf(j->reason, sizeof(j->reason), "rank 0's ready marker in '%.600s': %s", j->dir,
+			 j->ready_note);
+		return verdict(j, WAIT_FAILED);
+	}
+	if (j->nfailed) {
+		/* "At once": only a job squeue shows requeued is waited for; one
+		 * still completing is not given the benefit of the doubt here. */
+		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO &&
+		    j->rerun != RERUN_UNSURE) {
+			if (j->rerun == RERUN_NONE)
+				j->rerun = RERUN_ASK;
+			return WAIT_PENDING;
+		}
+		failed_reason(j);
+		off = strlen(j->reason);
+		snprintf(j->reason + off, sizeof(j->reason) - off, ", before it was ready");
+		return verdict(j, WAIT_FAILED);
+	}
+	if (j->ndone) {
+		for (long i = 0; i < j->nrank; i++)
+			if (j->rank[i].state == RANK_DONE) {
+				snprintf(j->reason, sizeof(j->reason),
+					 "rank %ld exited 0: the job ended before it was ready", i);
+				break;
+			}
+		return verdict(j, WAIT_FAILED);
+	}
+	if (j->gone_polls >= cfg->gone_polls) {
+		snprintf(j->reason, sizeof(j->reason), "the job left the queue%s%s%s: it ended before it was ready",
+			 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "");
+		return verdict(j, WAIT_FAILED);
+	}
+	return WAIT_PENDING;
+}
+
 int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		    double now)
 {
@@ -547,6 +621,8 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 
 	if (j->verdict != WAIT_PENDING)
 		return j->verdict;
+	if (cfg->ready)
+		return decide_ready(j, cfg);
 	if (j->nfailed) {
 		/* Not yet the verdict while the scheduler may be re-running the job. */
 		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO) {

@@ -21,6 +21,7 @@
 #define MAD_WAIT_H
 
 #include "queue.h"
+#include "ready.h"
 
 #include <stddef.h>
 
@@ -76,7 +77,7 @@ enum mad_rerun {
 	RERUN_NO,       /* not re-run: the failure is the verdict */
 };
 
-/* The exit codes of SPEC §8. */
+/* The exit codes of design.md §10. */
 enum {
 	WAIT_OK = 0, WAIT_FAILED = 1, WAIT_GONE = 2, WAIT_UNKNOWN = 3,
 	WAIT_USAGE = 64, WAIT_TIMEOUT = 124, WAIT_INTERRUPTED = 130,
@@ -94,6 +95,8 @@ struct mad_wait_cfg {
 	int gone_polls;        /* squeue answers saying "gone" before we believe it */
 	long nnodes;           /* --nnodes, or -1 */
 	int no_requeue;        /* --no-requeue: the first failed marker decides */
+	int ready;             /* --ready: rank 0's ready marker ends the wait (with 0);
+				  any end of the job before it is a failure */
 };
 
 struct mad_wait_job {
@@ -122,6 +125,12 @@ struct mad_wait_job {
 	double clock_from;          /* last seen pending: its time limit counts from here */
 	double gone_since;
 	int gone_polls;
+	/* readiness (cfg->ready): rank 0's ready_rank0 */
+	int ready;                  /* 1 read, -1 not a ready marker (READY_NOTE) */
+	char endpoint[MAD_ENDPOINT_MAX];
+	char ready_host[64];
+	long ready_time;
+	char ready_note[256];
 	/* the outcome */
 	int verdict;                /* WAIT_PENDING until decided */
 	char reason[1024];
@@ -149,7 +158,9 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		      const struct mad_wait_cfg *cfg, double start, double now);
 
 /* Applies the rules; returns (and stores) the verdict, WAIT_PENDING while
- * there is none. */
+ * there is none.  With cfg->ready: rank 0's ready marker is WAIT_OK; a
+ * failed marker (unless the job is re-run), any completion marker, or the
+ * job confirmed gone before it is WAIT_FAILED, at once (no grace). */
 int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		    double now);
 

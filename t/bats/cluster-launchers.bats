@@ -160,6 +160,29 @@ assert_standin_nodes() { # launcher n files...
 	done
 }
 
+@test "launchers: vllm on Ray marks the job ready once /health answers: mad-wait --ready gives the endpoint, curl reaches it" {
+	require curl "the readiness test's client"
+	local job=launch-$BATS_TEST_NUMBER
+	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out
+	mad-render -c "$tpl/example.yaml" -D "job_name=$job" -D "log_dir=$MAD_CLUSTER_SHARED" \
+		-D nnodes=2 -D nproc_per_node=2 -D time=00:02:00 -D model=x -D port=8000 \
+		-D ray=./standin/ray -D vllm=./standin/vllm -c "$(command_json /models/m)" \
+		-o "$MAD_CLUSTER_SHARED/$job.sh" "$tpl/vllm-ray.sh.j2"
+	chmod 0644 "$MAD_CLUSTER_SHARED/$job.sh"
+	run "$AS_USER" sbatch --parsable "$job.sh"
+	assert_success
+	jobid=${output%%;*}
+	run --separate-stderr "$AS_USER" mad-wait --ready --timeout 120 "$jobid"
+	assert_success
+	assert_output --regexp '^http://[0-9.]+:8000$'
+	# the stand-in serves for 5 s once up: the endpoint answers now
+	run curl -fsS -o /dev/null -w '%{http_code}' "$output/health"
+	assert_output 200
+	run "$AS_USER" mad-wait --timeout 120 "$jobid"
+	cat "$MAD_CLUSTER_SHARED/$job"-*.out
+	assert_success
+}
+
 @test "launchers: the Ray worker stand-in fails when no head listens (the vLLM test can catch a race)" {
 	local out=$MAD_CLUSTER_SHARED/launch-$BATS_TEST_NUMBER.out addr=${MAD_CLUSTER_NODE_ADDRS%% *}
 	run "$AS_USER" timeout 60 sbatch --wait --time=1 --nodes=2 --output="$out" \

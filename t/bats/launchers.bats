@@ -99,6 +99,10 @@ launch_text() { # launcher
 	assert_output --partial 'exec "$ray" start --address="$MASTER_ADDR:$MASTER_PORT" --block'
 	# the head enters the barrier only once it is up; workers start Ray only after it
 	[[ $(grep -c 'eval "$(mad-env --barrier)"' <<<"$output") == 2 ]]
+	# rank 0 is ready once vLLM's health check answers, not when the server was started
+	assert_output --partial '"$vllm" serve "$@" --host="$MASTER_ADDR" --port="$port" --tensor-parallel-size="$MAD_NPROC_PER_NODE" --pipeline-parallel-size="$NNODES" --distributed-executor-backend=ray &'
+	assert_output --partial 'until curl -fsS -o /dev/null "http://$MASTER_ADDR:$port/health"; do'
+	assert_output --partial 'mad-mark --ready "http://$MASTER_ADDR:$port"'
 	run launch_text megatron
 	assert_output --partial 'exec "$@" --tensor-model-parallel-size="$MAD_NPROC_PER_NODE" --pipeline-model-parallel-size="$NNODES"'
 	assert_output --partial '#SBATCH --ntasks-per-node=8'

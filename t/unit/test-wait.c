@@ -5,6 +5,7 @@
 #include "marker.h"
 #include "wait/plugstack.h"
 #include "wait/queue.h"
+#include "wait/ready.h"
 #include "unit.h"
 #include "wait/wait.h"
 
@@ -24,6 +25,13 @@ static const struct mad_wait_cfg strict = {
 	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
 	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
 	.no_requeue = 1,
+};
+
+/* --ready: readiness decides */
+static const struct mad_wait_cfg ready_cfg = {
+	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
+	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+	.ready = 1,
 };
 
 static void put(const char *name, const char *text)
@@ -711,6 +719,99 @@ TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
 		mad_wait_job_free(&j[i]);
 }
 
+TEST(ready_marker_format_and_reader)
+{
+	char buf[2048], ep[MAD_ENDPOINT_MAX], host[64], err[256];
+	long t;
+	size_t n = mad_ready_format(buf, sizeof(buf), "http://10.0.0.1:8000/", 0, "n1", 12, 1700);
+
+	CHECK(n > 0);
+	CHECK(mad_ready_parse(buf, n, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 1);
+	CHECK_STR(ep, "http://10.0.0.1:8000/");
+	CHECK_STR(host, "n1");
+	CHECK(t == 1700);
+	/* mid-write: nothing, or a first line without its newline */
+	CHECK(mad_ready_parse("", 0, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 0);
+	CHECK(mad_ready_parse("http://a", 8, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 0);
+	CHECK(mad_ready_parse("a b\n", 4, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'a b' is not an endpoint") != NULL);
+	CHECK(mad_ready_check("tcp://n1:29500", err, sizeof(err)) == 0);
+	CHECK(mad_ready_check("", err, sizeof(err)) == -1);
+	CHECK_STR(err, "the endpoint is empty");
+	CHECK(mad_ready_check("a\nb", err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'a\\x0ab'") != NULL);
+	mad_ready_name(buf, sizeof(buf), 12);
+	CHECK_STR(buf, "ready_rank12");
+}
+
+TEST(ready_rank0s_marker_makes_the_job_ready)
+{
+	struct mad_wait_job j;
+	char err[512];
+
+	mad_wait_job_init(&j, 130, run_dir);
+	mkjob("130");
+	put("130/expected", "2\n");
+	put("130/ready_rank1", "http://n2:1/\nhost=n2\n"); /* not rank 0's: not the job's */
+	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_PENDING);
+	put("130/ready_rank0", "http://10.1.0.11:8000/\nrank=0\nhost=n1\njob=130\ntime=5\n");
+	mad_wait_scan(&j, &ready_cfg, 1, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &ready_cfg, 1) == WAIT_OK);
+	CHECK_STR(j.endpoint, "http://10.1.0.11:8000/");
+	CHECK_STR(j.ready_host, "n1");
+	CHECK_STR(j.reason, "ready: http://10.1.0.11:8000/ (rank 0 on n1)");
+	mad_wait_job_free(&j);
+	/* without --ready the same folder is only a job still running */
+	mad_wait_job_init(&j, 130, run_dir);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(j.ready == 0 && mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+	mad_wait_job_free(&j);
+}
+
+TEST(ready_a_job_that_ends_first_fails_at_once)
+{
+	struct mad_wait_job j;
+	char err[512];
+
+	/* a failed marker: the scheduler is asked, and completing is enough */
+	mad_wait_job_init(&j, 131, run_dir);
+	mkjob("131");
+	put("131/expected", "1\n");
+	put("131/done_rank0", "7\nhost=n1\n");
+	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_PENDING && j.rerun == RERUN_ASK);
+	answer1(&j, &ready_cfg, "131 COMPLETING UNLIMITED\n", 0.1);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0.1) == WAIT_FAILED);
+	CHECK_STR(j.reason, "rank 0 failed with exit status 7 on n1, before it was ready");
+	mad_wait_job_free(&j);
+	/* a success before readiness is a failure too */
+	mad_wait_job_init(&j, 132, run_dir);
+	mkjob("132");
+	put("132/expected", "1\n");
+	put("132/done_rank0", "0\nhost=n1\n");
+	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_FAILED);
+	CHECK_STR(j.reason, "rank 0 exited 0: the job ended before it was ready");
+	mad_wait_job_free(&j);
+	/* gone from the queue: no grace for markers */
+	mad_wait_job_init(&j, 133, run_dir);
+	answer1(&j, &ready_cfg, "133 RUNNING UNLIMITED\n", 0);
+	for (int k = 1; k <= 3; k++)
+		answer1(&j, &ready_cfg, "", k);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 3) == WAIT_FAILED);
+	CHECK(strstr(j.reason, "ended before it was ready") != NULL);
+	mad_wait_job_free(&j);
+	/* a marker that is not one */
+	mad_wait_job_init(&j, 134, run_dir);
+	mkjob("134");
+	put("134/ready_rank0", "has space\n");
+	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_FAILED);
+	CHECK(strstr(j.reason, "rank 0's ready marker") != NULL);
+	mad_wait_job_free(&j);
+}
+
 int main(void)
 {
 	char cmd[4200];
@@ -721,6 +822,9 @@ int main(void)
 		return 1;
 	}
 	RUN(marker_reader);
+	RUN(ready_marker_format_and_reader);
+	RUN(ready_rank0s_marker_makes_the_job_ready);
+	RUN(ready_a_job_that_ends_first_fails_at_once);
 	RUN(time_limits);
 	RUN(queue_output);
 	RUN(markers_decide);

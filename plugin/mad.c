@@ -51,7 +51,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format. */
 __attribute__((format(printf, 1, 2)))
-static void mad_error(const char *fmt, ...)
+static void log_error(const char *fmt, ...)
 {
 	char msg[ERR_MAX], safe[2 * ERR_MAX + 8];
 	size_t i, o = 0;
@@ -109,7 +109,7 @@ static int opt_callback(int val, const char *value, int remote)
 	if (remote || val < 0 || val >= OPT_COUNT)
 		return 0;
 	if (mad_opt_check((enum mad_opt)val, value ? value : "", err, sizeof(err))) {
-		mad_error("%s", err);
+		log_error("%s", err);
 		return -1;
 	}
 	return 0;
@@ -130,14 +130,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			build_option_table(); /* same bytes every time: no race matters */
 		for (i = 0; i < OPT_COUNT; i++)
 			if (spank_option_register(sp, &mad_spank_options[i]) != ESPANK_SUCCESS)
-				mad_error("cannot register %s", mad_opt_flag((enum mad_opt)i));
+				log_error("cannot register %s", mad_opt_flag((enum mad_opt)i));
 	}
 	if (spank_context)
 		local = spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR;
 	/* A site's bad plugstack line is said at once, where a person reads
 	 * it (sbatch, srun, salloc); remotely only jobs with a model fail. */
 	if (local && mad_plugstack_check(ac, av, err, sizeof(err))) {
-		mad_error("%s", err);
+		log_error("%s", err);
 		return -1;
 	}
 	return 0;
@@ -291,34 +291,34 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 	if (rc <= 0) {
 		if (rc < 0) {
-			mad_error("%s", err);
+			log_error("%s", err);
 			return fail_task(sp, err);
 		}
 		return 0;
 	}
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
 	if (mad_contract_compute(&o, &f, &c, err, sizeof(err))) {
-		mad_error("%s", err);
+		log_error("%s", err);
 		return fail_task(sp, err);
 	}
 	if (c.needs_rendezvous && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
 		mark_failure(&c, &f, err);
-		mad_error("%s", err);
+		log_error("%s", err);
 		return fail_task(sp, err);
 	}
 	/* a busy port fails rank 0 now, not a launcher 30 minutes later */
 	if (mad_contract_check_port(&c, err, sizeof(err))) {
 		mark_failure(&c, &f, err);
-		mad_error("%s", err);
+		log_error("%s", err);
 		return fail_task(sp, err);
 	}
 	if (*c.job_dir && f.batch_step && !f.host_lacks_options &&
 	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err))) {
-		mad_error("%s", err);
+		log_error("%s", err);
 		return fail_task(sp, err);
 	}
 	if (mad_contract_export(&o, &c, "spank", job_setenv, sp)) {
-		mad_error("cannot set the job environment");
+		log_error("cannot set the job environment");
 		return fail_task(sp, "cannot set the job environment");
 	}
 	return 0;
@@ -338,12 +338,12 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
-		mad_error("cannot tell the job's user: no completion marker written");
+		log_error("cannot tell the job's user: no completion marker written");
 		return;
 	}
 	pid = fork();
 	if (pid < 0) {
-		mad_error("fork failed: no completion marker written");
+		log_error("fork failed: no completion marker written");
 		return;
 	}
 	if (pid == 0) {
@@ -357,7 +357,7 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		mad_error("could not write the completion marker '%s/%s' as uid %u",
+		log_error("could not write the completion marker '%s/%s' as uid %u",
 			  c->job_dir, name, (unsigned)uid);
 }
 

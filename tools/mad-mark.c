@@ -2,7 +2,10 @@
  * the job folder, as the calling user: once (a second call keeps the first
  * marker), atomically, first line STATUS.  Where the plugin cannot (spur
  * calls task_exit with an empty environment), job scripts end with
- *   mad-mark "$?"                                                         */
+ *   mad-mark "$?"
+ * mad-mark --ready ENDPOINT: the same for readiness, ready_rank<N> with
+ * ENDPOINT on its first line, once the job's service answers (design.md
+ * §13).                                                                   */
 #include "config.h"
 
 #include "common.h"
@@ -11,6 +14,7 @@
 #include "marker.h"
 #include "options.h"
 #include "wait/plugstack.h"
+#include "wait/ready.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,15 +29,29 @@ int main(int argc, char **argv)
 	struct mad_facts facts;
 	struct mad_contract c;
 	char err[2048];
+	const char *ready = NULL;
 	long status;
 	int rc;
 
 	mad_prog_init(argv[0], "mad-mark");
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		print_help("Usage: mad-mark STATUS\nWrite this rank's completion marker (STATUS 0-255) in the job folder.\n");
+		print_help("Usage: mad-mark STATUS\n"
+			   "       mad-mark --ready ENDPOINT\n"
+			   "Write this rank's completion marker (STATUS 0-255) in the job folder, or,\n"
+			   "with --ready, its readiness marker: the job's service answers at ENDPOINT.\n"
+			   "\n"
+			   "      --ready ENDPOINT   the service is ready (for mad-wait --ready)\n"
+			   "  -h, --help, -V, --version\n");
 	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")))
 		print_version();
-	status = argc == 2 ? mad_parse_long(argv[1]) : MAD_NONE;
+	if (argc >= 2 && !strncmp(argv[1], "--ready", 7) && (argv[1][7] == '\0' || argv[1][7] == '=')) {
+		ready = argv[1][7] == '=' ? argv[1] + 8 : argc == 3 ? argv[2] : NULL;
+		if (!ready || argc != (argv[1][7] == '=' ? 2 : 3))
+			return usage_error("usage: mad-mark --ready ENDPOINT");
+		if (mad_ready_check(ready, err, sizeof(err)))
+			return usage_error("--ready: %s", err);
+	}
+	status = ready ? 0 : argc == 2 ? mad_parse_long(argv[1]) : MAD_NONE;
 	if (status == MAD_NONE || status > 255)
 		return usage_error("usage: mad-mark STATUS, STATUS an exit status 0-255 (got '%s')",
 				   argc >= 2 ? argv[1] : "");
@@ -51,7 +69,9 @@ int main(int argc, char **argv)
 				   mad_opt_flag(OPT_RUN_DIR), name, mad_opt_name(OPT_RUN_DIR));
 	}
 	if (mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)) ||
-	    mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err, sizeof(err)))
+	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err))
+		   : mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
+				      sizeof(err))))
 		die("%s", err);
 	return MAD_EXIT_OK;
 }

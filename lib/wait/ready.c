@@ -1,12 +1,15 @@
 /* ready.c: see ready.h. */
 #include "ready.h"
 #include "error.h"
+#include "rendezvous.h"
 #include "strbuf.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static int printable_word(const char *s, size_t n)
 {
@@ -52,6 +55,23 @@ size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank,
 			 host, job_id, time);
 
 	return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
+}
+
+int mad_ready_leave(const char *job_dir, long rank, long job_id, const char *endpoint, char *err,
+		    size_t size)
+{
+	char content[MAD_ENDPOINT_MAX + 512], host[256] = "", name[32];
+	size_t len;
+
+	if (mad_ready_check(endpoint, err, size))
+		return -1;
+	gethostname(host, sizeof(host) - 1);
+	len = mad_ready_format(content, sizeof(content), endpoint, rank, host, job_id,
+			       (long)time(NULL));
+	if (!len)
+		return mad_error(err, size, "the ready marker of rank %ld does not fit", rank);
+	mad_ready_name(name, sizeof(name), rank);
+	return mad_write_file(job_dir, name, content, len, 0, err, size);
 }
 
 int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize,

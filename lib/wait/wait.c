@@ -449,6 +449,10 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		else if (strcmp(e->state, "COMPLETING") == 0)
 			/* SLURM shows a requeued job COMPLETING, then PENDING */
 			j->rerun = j->rerun == RERUN_YES ? RERUN_YES : RERUN_UNSURE;
+		else if (j->rerun == RERUN_UNSURE && strcmp(e->state, "RUNNING") == 0)
+			/* seen completing, now running: only a requeue does that,
+			 * when its pending spell fell between two answers */
+			j->rerun = RERUN_YES;
 		else if (j->rerun != RERUN_YES)
 			j->rerun = RERUN_NO; /* running on: this attempt's end */
 		/* RERUN_YES and running: the next attempt starts, its folder comes */

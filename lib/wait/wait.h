@@ -150,8 +150,9 @@ int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 
 /* Takes one squeue answer for the job.  START is when the wait began.
  * After a failed marker, the answer says whether the job is re-run:
- * PENDING or REQUEUED* (and RUNNING once it was seen requeued) hold the
- * failure until the next attempt's folder appears; COMPLETING, which a
+ * PENDING or REQUEUED* (and RUNNING once it was seen requeued, or seen
+ * COMPLETING: a quick requeue's PENDING can fall between two answers) hold
+ * the failure until the next attempt's folder appears; COMPLETING, which a
  * requeued job shows too before PENDING, is asked again; any other answer,
  * an array job, or a job no longer listed make it the verdict. */
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,

@@ -304,6 +304,20 @@ TEST(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait)
 	/* running again, the new folder not there yet: still held */
 	answer1(&j, &cfg, "106 RUNNING UNLIMITED\n", T0 + 2);
 	CHECK(j.rerun == RERUN_YES && mad_wait_decide(&j, &cfg, T0 + 2) == WAIT_PENDING);
+	/* completing, then running at the next answer (the pending spell fell
+	 * between the two): requeued too */
+	{
+		struct mad_wait_job q;
+
+		mad_wait_job_init(&q, 1060, run_dir);
+		q.nfailed = 1;
+		q.rerun = RERUN_ASK;
+		answer1(&q, &cfg, "1060 COMPLETING UNLIMITED\n", T0);
+		CHECK(q.rerun == RERUN_UNSURE);
+		answer1(&q, &cfg, "1060 RUNNING UNLIMITED\n", T0 + 5);
+		CHECK(q.rerun == RERUN_YES && mad_wait_decide(&q, &cfg, T0 + 5) == WAIT_PENDING);
+		mad_wait_job_free(&q);
+	}
 	mkjob("106.1");
 	put("106.1/expected", "1\n");
 	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));

@@ -1,4 +1,4 @@
-/* contract.h: the environment every task of a mad job sees (SPEC §3),
+/* contract.h: the environment every task of a mad job sees (design.md §3),
  * computed from the options and the facts of the allocation.  The plugin
  * and mad-env gather the facts their own way and share everything else.
  *

@@ -1,4 +1,4 @@
-/* marker.h: completion markers (SPEC §8): MAD_JOB_DIR/done_rank<N>, first
+/* marker.h: completion markers (design.md §10): MAD_JOB_DIR/done_rank<N>, first
  * line the decimal exit status, then key=value lines; and the count of
  * markers a job will leave, in MAD_JOB_DIR/expected. */
 #ifndef MAD_MARKER_H
@@ -14,7 +14,7 @@ size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job
 /* done_rank<RANK> into NAME. */
 void mad_marker_name(char *name, size_t size, long rank);
 /* step<STEP>_rank<RANK> into NAME: the marker of one task of an srun step
- * in nodes fan-out, written by the plugin's task_exit (SPEC §8).  Safe in
+ * in nodes fan-out, written by the plugin's task_exit (design.md §10).  Safe in
  * a forked child, as mad_marker_name(). */
 void mad_step_marker_name(char *name, size_t size, long step, long rank);
 /* Writes the marker (once; an existing one is kept): 0, or -1 with ERR.

@@ -1,5 +1,5 @@
 /* options.h: the --mad-* options, their validation, and where each value
- * comes from.  SPEC order, first present wins:
+ * comes from.  design.md §4 order, first present wins:
  *   1. the command line / #SBATCH (--mad-X=V)
  *   2. SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_X (SLURM's env form)
  *   3. MAD_X in the job environment (and, for master-port only, the user's

@@ -1,5 +1,5 @@
 /* rendezvous.h: rank 0 publishes its address in the job folder; peers wait
- * for it (SPEC §7).  Files are written whole (temporary name, fsync,
+ * for it (design.md §8).  Files are written whole (temporary name, fsync,
  * rename), so a reader sees no record or a complete one. */
 #ifndef MAD_RENDEZVOUS_H
 #define MAD_RENDEZVOUS_H

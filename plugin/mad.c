@@ -1,6 +1,6 @@
 /* mad.so: the SPANK front-end of mad-spank.  It adapts SPANK to lib/:
  * options in, job facts in, environment out.  Rules that keep slurmstepd
- * and spurd alive (SPEC §6):
+ * and spurd alive (design.md §9):
  *  - user errors fail the task in task_init (return -1), never init in a
  *    remote context (a failing batch-step init drains the node);
  *  - no per-job state in globals, no setenv/chdir/seteuid in the host;
@@ -40,7 +40,7 @@ SPANK_PLUGIN(mad, 1);
 int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 #endif
 
-/* Absent on spur (and so NULL there): see SPEC §6. */
+/* Absent on spur (and so NULL there): see design.md §9. */
 #pragma weak spank_option_register
 #pragma weak spank_option_getopt
 #pragma weak spank_context
@@ -264,7 +264,7 @@ static void mark_failure(const struct mad_contract *c, const struct mad_facts *f
 	mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
 }
 
-/* The task cannot have a correct contract: it must not run (review #4:
+/* The task cannot have a correct contract: it must not run (design.md §14, defect 4:
  * never an empty MASTER_ADDR).  SLURM fails the task on -1 only for a
  * "required" plugin and ignores "optional" ones, so in SLURM's task child
  * (forked for this task, about to exec it) we end it as SLURM itself does
@@ -363,7 +363,7 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 
 /* A task ended: the batch script leaves its completion marker, and in
  * nodes fan-out each task of an srun step leaves step<S>_rank<R>, so a
- * failure names its node, task and step (SPEC §8).  Runs as root in
+ * failure names its node, task and step (design.md §10).  Runs as root in
  * slurmstepd; spur calls it with an empty env and mad-mark does this
  * there. */
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

@@ -1,5 +1,5 @@
 /* mad-wait [options] JOBID...: waits until every rank of each job has
- * written its completion marker, and exits with what they say (SPEC §8).
+ * written its completion marker, and exits with what they say (design.md §10).
  * The scheduler is only a liveness guard: one squeue call per interval for
  * all jobs.  Always bounded by a timeout; Ctrl-C leaves the jobs alone. */
 #include "config.h"

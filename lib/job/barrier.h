@@ -1,4 +1,4 @@
-/* barrier.h: the start barrier of mad-env --barrier (SPEC §13), in lib/job/
+/* barrier.h: the start barrier of mad-env --barrier (design.md §8), in lib/job/
  * (its rules open job.h).  Each rank records in the job folder that it
  * started (a file written whole, as the user, by mad_write_file), then
  * waits until all N ranks have, up to the timeout; on timeout the error

@@ -1,5 +1,5 @@
 /* template.h: renders a job-script template, a documented subset of Jinja2
- * (SPEC §10, doc/mad-render.1), safely for the shell: every {{ }} is one
+ * (design.md §12, doc/mad-render.1), safely for the shell: every {{ }} is one
  * shell word unless an explicit filter says otherwise (raw, sbatch,
  * envname).  Anything outside the subset is an error at file:line:column,
  * never a silent difference from Jinja2.

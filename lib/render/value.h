@@ -1,4 +1,4 @@
-/* value.h: the data a template sees (SPEC §10): strings, integers,
+/* value.h: the data a template sees (design.md §12): strings, integers,
  * booleans, none, lists and ordered maps, all allocated in one arena that
  * is freed at once.  YAML scalars stay strings; JSON brings the rest.
  *

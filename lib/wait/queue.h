@@ -1,4 +1,4 @@
-/* queue.h: the scheduler as a liveness guard (SPEC §8).  One squeue call
+/* queue.h: the scheduler as a liveness guard (design.md §10).  One squeue call
  * for every watched job, "squeue -h -t all -j ID,... -o '%i %T %l'", parsed
  * by whitespace (spur before 0.5 drops custom delimiters) and filtered by
  * job id on our side, never by name. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Real PyTorch (Debian's python3-torch, gloo, no GPU) across the test cluster, jobs as the
 # test user with mad.so on the plugstack: init_process_group("gloo", init_method="env://") and
-# an all_reduce of ones in every launch shape of SPEC §3 (one task per process, one torchrun
+# an all_reduce of ones in every launch shape of design.md §3 (one task per process, one torchrun
 # per node; nodes and array fan-out), and the all-reduce sum equals WORLD_SIZE in every task.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 

@@ -1,5 +1,5 @@
 /* Unit tests for lib/options and lib/contract: the precedence of the five
- * sources (SPEC §4), value checks, and rank/fan-out resolution (SPEC §5). */
+ * sources (design.md §4), value checks, and rank/fan-out resolution (design.md §3). */
 #include "contract.h"
 #include "options.h"
 #include "fake-env.h"

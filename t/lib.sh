@@ -1,6 +1,8 @@
 # t/lib.sh: shared by the bats files. Loads bats-support/bats-assert and
 # finds the tools under test (the build tree first, via PATH).
 # shellcheck shell=bash
+# shellcheck source=t/env.sh
+. "${BASH_SOURCE[0]%/*}/env.sh"
 load_helpers() {
 	load /usr/lib/bats/bats-support/load
 	load /usr/lib/bats/bats-assert/load
@@ -26,14 +28,14 @@ mad_so() {
 	if [[ ${MAD_INSTALLED:-} == deb ]]; then
 		dpkg-query -L mad-spank | grep '/mad\.so$'
 	else
-		echo "${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so"
+		echo "$MAD_PREFIX/lib/slurm/mad.so"
 	fi
 }
 
 # For cluster tests: the running local cluster's settings, or (no cluster)
 # a failure under CI and a skip elsewhere.  Call from setup_file.
 use_cluster() {
-	local env=${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh
+	local env=$MAD_CLUSTER_DIR/env.sh
 	if [[ ! -r $env ]]; then
 		if [[ ${CI:-} == true ]]; then
 			echo "no local cluster ($env missing) and CI=true: failing, not skipping" >&2

@@ -6,78 +6,80 @@
 
 load /usr/lib/bats/bats-support/load
 load /usr/lib/bats/bats-assert/load
+# shellcheck source=t/env.sh
+. "$BATS_TEST_DIRNAME/../env.sh"
 
 setup_file() {
-    unset MAD_SKIP
-    export MAD_CLUSTER_DIR=${MAD_CLUSTER_DIR:-/tmp/mad-cluster}
-    local why=
-    if [[ ! -r $MAD_CLUSTER_DIR/env.sh ]]; then
-        why="no test cluster running ($MAD_CLUSTER_DIR/env.sh missing): run 'sudo t/cluster/start' first"
-    elif [[ $(stat -c %u "$MAD_CLUSTER_DIR") != "$(id -u)" ]]; then
-        why="the cluster in $MAD_CLUSTER_DIR belongs to another user (run as root?)"
-    fi
-    if [[ -n $why ]]; then
-        if [[ ${CI:-} == true ]]; then
-            echo "$why" >&2
-            return 1
-        fi
-        # bats 1.8 cannot skip from setup_file: setup() skips every test instead.
-        export MAD_SKIP="$why"
-        return 0
-    fi
-    # Same settings as the running cluster, so a restart rebuilds the same one.
-    # shellcheck source=/dev/null
-    . "$MAD_CLUSTER_DIR/env.sh"
-    CLUSTER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)
-    export CLUSTER
+	unset MAD_SKIP
+	export MAD_CLUSTER_DIR
+	local why=
+	if [[ ! -r $MAD_CLUSTER_DIR/env.sh ]]; then
+		why="no test cluster running ($MAD_CLUSTER_DIR/env.sh missing): run 'sudo t/cluster/start' first"
+	elif [[ $(stat -c %u "$MAD_CLUSTER_DIR") != "$(id -u)" ]]; then
+		why="the cluster in $MAD_CLUSTER_DIR belongs to another user (run as root?)"
+	fi
+	if [[ -n $why ]]; then
+		if [[ ${CI:-} == true ]]; then
+			echo "$why" >&2
+			return 1
+		fi
+		# bats 1.8 cannot skip from setup_file: setup() skips every test instead.
+		export MAD_SKIP="$why"
+		return 0
+	fi
+	# Same settings as the running cluster, so a restart rebuilds the same one.
+	# shellcheck source=/dev/null
+	. "$MAD_CLUSTER_DIR/env.sh"
+	CLUSTER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)
+	export CLUSTER
 }
 
 setup() {
-    if [[ -n ${MAD_SKIP:-} ]]; then skip "$MAD_SKIP"; fi
+	if [[ -n ${MAD_SKIP:-} ]]; then skip "$MAD_SKIP"; fi
 }
 
 @test "start on a running cluster says so and changes nothing" {
-    pid_before=$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")
-    run timeout 120 "$CLUSTER/start"
-    assert_success
-    assert_output --partial "already up"
-    assert_equal "$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")" "$pid_before"
+	pid_before=$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")
+	run timeout 120 "$CLUSTER/start"
+	assert_success
+	assert_output --partial "already up"
+	assert_equal "$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")" "$pid_before"
 }
 
 @test "stop, stop again, then start gives a working cluster" {
-    pids=$(cat "$MAD_CLUSTER_DIR"/run/*.pid)
-    run timeout 120 "$CLUSTER/stop"
-    assert_success
-    [[ ! -e $MAD_CLUSTER_DIR/env.sh ]] || fail "env.sh left behind"
-    # Every daemon gone (asking sinfo would take 9 s of retries to fail).
-    for pid in $pids; do
-        if [[ -e /proc/$pid/environ ]] && tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
-            fail "process $pid ($(cat "/proc/$pid/comm")) still runs"
-        fi
-    done
-    if [[ $MAD_CLUSTER_MODE == netns ]]; then
-        run ip netns list
-        refute_output --partial "$MAD_CLUSTER_NS_PREFIX"
-        run ip link show "$MAD_CLUSTER_BRIDGE"
-        assert_failure
-    fi
-    run grep -F "# mad-cluster $MAD_CLUSTER_DIR" /etc/hosts
-    assert_failure
+	pids=$(cat "$MAD_CLUSTER_DIR"/run/*.pid)
+	run timeout 120 "$CLUSTER/stop"
+	assert_success
+	[[ ! -e $MAD_CLUSTER_DIR/env.sh ]] || fail "env.sh left behind"
+	# Every daemon gone (asking sinfo would take 9 s of retries to fail).
+	for pid in $pids; do
+		if [[ -e /proc/$pid/environ ]] && tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
+			fail "process $pid ($(cat "/proc/$pid/comm")) still runs"
+		fi
+	done
+	if [[ $MAD_CLUSTER_MODE == netns ]]; then
+		run ip netns list
+		refute_output --partial "$MAD_CLUSTER_NS_PREFIX"
+		run ip link show "$MAD_CLUSTER_BRIDGE"
+		assert_failure
+	fi
+	run grep -F "# mad-cluster $MAD_CLUSTER_DIR" /etc/hosts
+	assert_failure
 
-    run timeout 120 "$CLUSTER/stop"
-    assert_success
+	run timeout 120 "$CLUSTER/stop"
+	assert_success
 
-    run timeout 120 "$CLUSTER/start"
-    assert_success
-    run timeout 60 "$CLUSTER/as-user" srun -N"$MAD_CLUSTER_NODES" -t 1 printenv SLURMD_NODENAME
-    assert_success
-    assert_equal "$(printf '%s\n' "${lines[@]}" | sort | tr '\n' ' ')" \
-        "$(tr ' ' '\n' <<<"$MAD_CLUSTER_NODE_NAMES" | sort | tr '\n' ' ')"
+	run timeout 120 "$CLUSTER/start"
+	assert_success
+	run timeout 60 "$CLUSTER/as-user" srun -N"$MAD_CLUSTER_NODES" -t 1 printenv SLURMD_NODENAME
+	assert_success
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort | tr '\n' ' ')" \
+		"$(tr ' ' '\n' <<<"$MAD_CLUSTER_NODE_NAMES" | sort | tr '\n' ' ')"
 }
 
 teardown_file() {
-    # Leave the cluster running even if a test above failed between stop and start.
-    if [[ -n ${CLUSTER:-} && ! -e $MAD_CLUSTER_DIR/env.sh ]]; then
-        timeout 120 "$CLUSTER/start" >&2 || true
-    fi
+	# Leave the cluster running even if a test above failed between stop and start.
+	if [[ -n ${CLUSTER:-} && ! -e $MAD_CLUSTER_DIR/env.sh ]]; then
+		timeout 120 "$CLUSTER/start" >&2 || true
+	fi
 }

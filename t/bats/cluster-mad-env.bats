@@ -4,7 +4,7 @@
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
 setup_file() {
-	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	load ../lib.sh
 	use_cluster
 	plugstack_save

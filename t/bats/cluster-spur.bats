@@ -8,7 +8,7 @@
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	load ../lib.sh
 	use_cluster
 	plugstack_save
@@ -17,7 +17,7 @@ setup_file() {
 	[[ -x $host ]] || { echo "no spank-host at $host (make check builds it)"; return 1; }
 	cp "$host" "$MAD_CLUSTER_SHARED/spank-host"
 	chmod 0755 "$MAD_CLUSTER_SHARED/spank-host"
-	so=${MAD_PREFIX:-/tmp/mad-spank/prefix}/lib/slurm/mad.so
+	so=$MAD_PREFIX/lib/slurm/mad.so
 	echo "optional $so" >"$MAD_CLUSTER_SHARED/spur-plugstack.conf"
 	printf 'optional  %s\n' "$so" >"$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf"
 	chmod 0644 "$MAD_CLUSTER_SHARED"/spur-plugstack*.conf

@@ -7,7 +7,7 @@
 
 setup_file() {
 	load ../lib.sh
-	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	use_cluster
 	use_plugin torch-run
 	copy_torch_helpers

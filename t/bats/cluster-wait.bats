@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	load ../lib.sh
-	[[ -r ${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh ]] || return 0
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	use_cluster
 	use_plugin run-wait
 	# squeue that always fails, for the budget test

@@ -5,7 +5,8 @@
 # so several clusters can coexist if each gets its own dir, ports, subnet, bridge and
 # namespace prefix.
 
-: "${MAD_CLUSTER_DIR:=/tmp/mad-cluster}"     # everything the cluster writes lives here
+# shellcheck source=t/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../env.sh"  # MAD_CLUSTER_DIR: everything the cluster writes
 : "${MAD_CLUSTER_NODES:=4}"                  # nodes are n1..nN
 : "${MAD_CLUSTER_CPUS:=2}"                   # CPUs= of each node (--exclusive takes all)
 : "${MAD_CLUSTER_NETNS:=auto}"               # auto: namespaces when root; 0: loopback; 1: namespaces
@@ -33,44 +34,44 @@
 # demo and the benches, all through PATH (env.sh puts the same in front). Clients of another
 # release fail against this controller ("Incompatible versions of client and server code").
 if [[ -n $MAD_SLURM_PREFIX ]]; then
-    [[ -x $MAD_SLURM_PREFIX/sbin/slurmctld && -x $MAD_SLURM_PREFIX/bin/sbatch ]] || {
-        echo "mad-cluster: MAD_SLURM_PREFIX=$MAD_SLURM_PREFIX has no sbin/slurmctld or bin/sbatch (t/slurm/build VERSION prints one)" >&2
-        exit 2
-    }
-    case ":$PATH:" in
-        "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:"*) ;;
-        *) PATH=$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:$PATH ;;
-    esac
-    export PATH
+	[[ -x $MAD_SLURM_PREFIX/sbin/slurmctld && -x $MAD_SLURM_PREFIX/bin/sbatch ]] || {
+		echo "mad-cluster: MAD_SLURM_PREFIX=$MAD_SLURM_PREFIX has no sbin/slurmctld or bin/sbatch (t/slurm/build VERSION prints one)" >&2
+		exit 2
+	}
+	case ":$PATH:" in
+		"$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:"*) ;;
+		*) PATH=$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin:$PATH ;;
+	esac
+	export PATH
 fi
 
 # Jobs must run as an ordinary user to exercise the plugin's privilege rules; only root
 # can switch users, so without root the cluster runs everything as the caller.
 if [[ $(id -u) == 0 ]]; then
-    : "${MAD_CLUSTER_USER:=madtest}"
+	: "${MAD_CLUSTER_USER:=madtest}"
 else
-    : "${MAD_CLUSTER_USER:=$(id -un)}"
+	: "${MAD_CLUSTER_USER:=$(id -un)}"
 fi
 
 [[ $MAD_CLUSTER_PREEMPT == [01] ]] || { echo "MAD_CLUSTER_PREEMPT must be 0 or 1 (got '$MAD_CLUSTER_PREEMPT')" >&2; exit 2; }
 
 case $MAD_CLUSTER_NETNS in
-    auto) if [[ $(id -u) == 0 ]]; then MAD_CLUSTER_NETNS=1; else MAD_CLUSTER_NETNS=0; fi ;;
-    0 | 1) ;;
-    *) echo "MAD_CLUSTER_NETNS must be auto, 0 or 1 (got '$MAD_CLUSTER_NETNS')" >&2; exit 2 ;;
+	auto) if [[ $(id -u) == 0 ]]; then MAD_CLUSTER_NETNS=1; else MAD_CLUSTER_NETNS=0; fi ;;
+	0 | 1) ;;
+	*) echo "MAD_CLUSTER_NETNS must be auto, 0 or 1 (got '$MAD_CLUSTER_NETNS')" >&2; exit 2 ;;
 esac
 if [[ $MAD_CLUSTER_NETNS == 1 ]]; then MAD_CLUSTER_MODE=netns; else MAD_CLUSTER_MODE=loopback; fi
 if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then
-    [[ $MAD_CLUSTER_IPV6_ONLY =~ ^[1-9][0-9]{0,2}$ && $MAD_CLUSTER_IPV6_ONLY -le $MAD_CLUSTER_NODES ]] ||
-        { echo "MAD_CLUSTER_IPV6_ONLY must be a node number 1..$MAD_CLUSTER_NODES (got '$MAD_CLUSTER_IPV6_ONLY')" >&2; exit 2; }
-    [[ $MAD_CLUSTER_MODE == netns ]] ||
-        { echo "MAD_CLUSTER_IPV6_ONLY needs network namespaces (root, MAD_CLUSTER_NETNS=1)" >&2; exit 2; }
+	[[ $MAD_CLUSTER_IPV6_ONLY =~ ^[1-9][0-9]{0,2}$ && $MAD_CLUSTER_IPV6_ONLY -le $MAD_CLUSTER_NODES ]] ||
+		{ echo "MAD_CLUSTER_IPV6_ONLY must be a node number 1..$MAD_CLUSTER_NODES (got '$MAD_CLUSTER_IPV6_ONLY')" >&2; exit 2; }
+	[[ $MAD_CLUSTER_MODE == netns ]] ||
+		{ echo "MAD_CLUSTER_IPV6_ONLY needs network namespaces (root, MAD_CLUSTER_NETNS=1)" >&2; exit 2; }
 fi
 export MAD_CLUSTER_IPV6_ONLY
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
-    MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
-    MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
+	MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
+	MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -88,92 +89,92 @@ mad_node_addr4() { echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; }
 mad_node_addr6() { echo "$(mad_ipv6_prefix):$((10 + $1))"; }
 
 mad_node_addr() { # k -> address slurmd of node nK listens on
-    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then mad_node_addr6 "$1"; return; fi
-    if [[ $MAD_CLUSTER_MODE == netns ]]; then mad_node_addr4 "$1"; else echo 127.0.0.1; fi
+	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then mad_node_addr6 "$1"; return; fi
+	if [[ $MAD_CLUSTER_MODE == netns ]]; then mad_node_addr4 "$1"; else echo 127.0.0.1; fi
 }
 mad_ctld_addr() {
-    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then echo "$(mad_ipv6_prefix):1"; return; fi
-    if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo 127.0.0.1; fi
+	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then echo "$(mad_ipv6_prefix):1"; return; fi
+	if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo 127.0.0.1; fi
 }
 
 # Is PID a live process named NAME that belongs to this cluster? Every daemon is started
 # with SLURM_CONF pointing into our folder, and slurmstepd inherits it from slurmd; checking
 # it protects against killing an unrelated process that reused a stale pid.
 mad_pid_is_ours() { # pid name
-    local pid=$1 name=$2 comm
-    [[ $pid =~ ^[0-9]+$ ]] || return 1
-    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
-    [[ $comm == "$name" ]] || return 1
-    tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$mad_conf"
+	local pid=$1 name=$2 comm
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+	[[ $comm == "$name" ]] || return 1
+	tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$mad_conf"
 }
 
 # Daemons we start, as "pidfile name" pairs, in the order stop should end them. The
 # slurmd pid files are globbed, not counted, so a changed MAD_CLUSTER_NODES misses none.
 mad_daemons() {
-    local f
-    for f in "$MAD_CLUSTER_DIR"/run/slurmd-*.pid; do
-        if [[ -e $f ]]; then echo "$f slurmd"; fi
-    done
-    echo "$MAD_CLUSTER_DIR/run/slurmctld.pid slurmctld"
-    echo "$MAD_CLUSTER_DIR/run/munged.pid munged"
+	local f
+	for f in "$MAD_CLUSTER_DIR"/run/slurmd-*.pid; do
+		if [[ -e $f ]]; then echo "$f slurmd"; fi
+	done
+	echo "$MAD_CLUSTER_DIR/run/slurmctld.pid slurmctld"
+	echo "$MAD_CLUSTER_DIR/run/munged.pid munged"
 }
 
 # The settings a cluster was started with, as shell code. start records them in
 # run/settings (stop and status source it, so they act on what really runs) and in env.sh.
 mad_settings() {
-    local v
-    # Only when set, so the settings of a default cluster stay as they were.
-    if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
-    for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
-        MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
-        MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX \
-        MAD_CLUSTER_PREEMPT; do
-        printf 'export %s=%q\n' "$v" "${!v}"
-    done
-    # Whoever sources env.sh (tests, demo, benches) then calls this release's clients.
-    if [[ -n $MAD_SLURM_PREFIX ]]; then
-        # shellcheck disable=SC2016 # $PATH is expanded when env.sh is sourced
-        printf 'export PATH=%q:"$PATH"\n' "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin"
-    fi
+	local v
+	# Only when set, so the settings of a default cluster stay as they were.
+	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
+	for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
+		MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
+		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX \
+		MAD_CLUSTER_PREEMPT; do
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done
+	# Whoever sources env.sh (tests, demo, benches) then calls this release's clients.
+	if [[ -n $MAD_SLURM_PREFIX ]]; then
+		# shellcheck disable=SC2016 # $PATH is expanded when env.sh is sourced
+		printf 'export PATH=%q:"$PATH"\n' "$MAD_SLURM_PREFIX/bin:$MAD_SLURM_PREFIX/sbin"
+	fi
 }
 
 # Print the end of every daemon log: the first thing anyone needs when start fails.
 mad_log_tails() {
-    local f
-    for f in "$MAD_CLUSTER_DIR"/log/*; do
-        [[ -f $f ]] || continue
-        echo "===== $f (last 25 lines)"
-        tail -n 25 "$f"
-    done
+	local f
+	for f in "$MAD_CLUSTER_DIR"/log/*; do
+		[[ -f $f ]] || continue
+		echo "===== $f (last 25 lines)"
+		tail -n 25 "$f"
+	done
 }
 
 # Up and healthy: every recorded daemon alive and ours, and every node known to slurmctld
 # in a usable state (a trailing * means not responding, so it does not match).
 mad_healthy() {
-    local pidfile name n
-    [[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 1
-    n=0
-    while read -r pidfile name; do
-        mad_pid_is_ours "$(cat "$pidfile" 2>/dev/null)" "$name" || return 1
-        if [[ $name == slurmd ]]; then n=$((n + 1)); fi
-    done < <(mad_daemons)
-    [[ $n == "$MAD_CLUSTER_NODES" ]] || return 1
-    n=$(SLURM_CONF=$mad_conf timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null |
-        sort -u | grep -cE '^n[0-9]+ (idle|alloc|mix|comp)$') || return 1
-    [[ $n == "$MAD_CLUSTER_NODES" ]]
+	local pidfile name n
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 1
+	n=0
+	while read -r pidfile name; do
+		mad_pid_is_ours "$(cat "$pidfile" 2>/dev/null)" "$name" || return 1
+		if [[ $name == slurmd ]]; then n=$((n + 1)); fi
+	done < <(mad_daemons)
+	[[ $n == "$MAD_CLUSTER_NODES" ]] || return 1
+	n=$(SLURM_CONF=$mad_conf timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null |
+		sort -u | grep -cE '^n[0-9]+ (idle|alloc|mix|comp)$') || return 1
+	[[ $n == "$MAD_CLUSTER_NODES" ]]
 }
 
 # Daemons must inherit no descriptor beyond 2: munged keeps them all open, so our lock (fd 9)
 # or a caller's pipe (bats waits for its fd 3 to close) would stay open as long as it runs
 # and hang the next stop or the caller. mad_daemon runs a command with only fds 0-2.
 mad_daemon() {
-    (
-        for fd in /proc/"$BASHPID"/fd/*; do
-            fd=${fd##*/}
-            if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
-        done
-        exec "$@"
-    )
+	(
+		for fd in /proc/"$BASHPID"/fd/*; do
+			fd=${fd##*/}
+			if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+		done
+		exec "$@"
+	)
 }
 
 # Starts the slurmd of node nK (also used to bring one back in tests). As root each node
@@ -182,37 +183,37 @@ mad_daemon() {
 # clusters with the same node names never see each other's, the machine's /etc/hosts is never
 # written, and a test can give one node a hosts view of its own (edit the file in place).
 mad_start_slurmd() {
-    local k=$1 hosts=$MAD_CLUSTER_DIR/etc/hosts.n$1
-    # shellcheck disable=SC2016 # $1 and $2 are expanded by the inner sh
-    local boot='mount --bind "$2" /etc/hosts && hostname "$1" && exec slurmd -N "$1"'
-    if [[ $MAD_CLUSTER_MODE == netns ]]; then
-        # Not `ip netns exec`: it remounts /sys, and slurmd, finding no cgroup filesystem
-        # there, refuses to start. nsenter changes only the network; unshare gives the node
-        # its own host name and mounts.
-        mad_daemon nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n$k" \
-            unshare --uts --mount --propagation private sh -c "$boot" sh "n$k" "$hosts"
-    elif [[ $(id -u) == 0 ]]; then
-        # shellcheck disable=SC2016
-        mad_daemon unshare --mount --propagation private \
-            sh -c 'mount --bind "$2" /etc/hosts && exec slurmd -N "$1"' sh "n$k" "$hosts"
-    else
-        mad_daemon slurmd -N "n$k"
-    fi >>"$MAD_CLUSTER_DIR/log/slurmd-n$k.stderr" 2>&1
+	local k=$1 hosts=$MAD_CLUSTER_DIR/etc/hosts.n$1
+	# shellcheck disable=SC2016 # $1 and $2 are expanded by the inner sh
+	local boot='mount --bind "$2" /etc/hosts && hostname "$1" && exec slurmd -N "$1"'
+	if [[ $MAD_CLUSTER_MODE == netns ]]; then
+		# Not `ip netns exec`: it remounts /sys, and slurmd, finding no cgroup filesystem
+		# there, refuses to start. nsenter changes only the network; unshare gives the node
+		# its own host name and mounts.
+		mad_daemon nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n$k" \
+			unshare --uts --mount --propagation private sh -c "$boot" sh "n$k" "$hosts"
+	elif [[ $(id -u) == 0 ]]; then
+		# shellcheck disable=SC2016
+		mad_daemon unshare --mount --propagation private \
+			sh -c 'mount --bind "$2" /etc/hosts && exec slurmd -N "$1"' sh "n$k" "$hosts"
+	else
+		mad_daemon slurmd -N "n$k"
+	fi >>"$MAD_CLUSTER_DIR/log/slurmd-n$k.stderr" 2>&1
 }
 
 # Writes the hosts view of every node: the machine's /etc/hosts without lines of ours (an
 # older harness wrote them there), then the cluster's names.
 mad_write_hosts_views() {
-    local k j base
-    base=$(awk -v m=" $mad_hosts_marker" 'substr($0, length($0) - length(m) + 1) != m' /etc/hosts)
-    for ((k = 1; k <= MAD_CLUSTER_NODES; k++)); do
-        {
-            printf '%s\n' "$base"
-            for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
-                # nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
-                echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
-            done
-        } >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
-        chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"
-    done
+	local k j base
+	base=$(awk -v m=" $mad_hosts_marker" 'substr($0, length($0) - length(m) + 1) != m' /etc/hosts)
+	for ((k = 1; k <= MAD_CLUSTER_NODES; k++)); do
+		{
+			printf '%s\n' "$base"
+			for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
+				# nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
+				echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
+			done
+		} >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
+		chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"
+	done
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Write a shuffled, messy list of host names, one per line, for bench/hostlist.
 
 Three naming families, as in the "messy2" set of the research notes

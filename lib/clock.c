@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* clock.c: see clock.h. */
 #include "clock.h"
 

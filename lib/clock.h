@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* clock.h: seconds on CLOCK_MONOTONIC, for timeouts and backoff (never
  * the wall clock, which can jump). */
 #ifndef MAD_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* contract.c: see contract.h. */
 #include "contract.h"
 #include "error.h"

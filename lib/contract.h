@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* contract.h: the environment every task of a mad job sees (design.md §3),
  * computed from the options and the facts of the allocation.  The plugin
  * and mad-env gather the facts their own way and share everything else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* error.c: see error.h. */
 #include "error.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* error.h: the one way lib/ reports an error.
  *
  * A function that can fail takes (char *err, size_t errsize) as its last

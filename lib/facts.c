@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* facts.c: the facts of the allocation from the job environment (see
  * contract.h, mad_facts_from_env). */
 #include "contract.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gpus.c: see gpus.h. */
 #include "gpus.h"
 #include "contract.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gpus.h: how many GPUs this node's tasks may use (MAD_GPUS_PER_NODE).
  * Order: SLURM_GPUS_ON_NODE (GRES), else the visible-device lists
  * (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES), else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hostlist.c: see hostlist.h.
  *
  * A parsed expression is a list of patterns; a pattern is N+1 text pieces

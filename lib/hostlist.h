@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hostlist.h: SLURM's node list grammar, without SLURM.
  *
  * An expression is a list of host patterns separated by commas or white

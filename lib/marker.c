@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* marker.c: see marker.h. */
 #include "marker.h"
 #include "error.h"

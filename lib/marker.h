@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* marker.h: completion markers (design.md §10): MAD_JOB_DIR/done_rank<N>, first
  * line the decimal exit status, then key=value lines; and the count of
  * markers a job will leave, in MAD_JOB_DIR/expected. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* netaddr.c: see netaddr.h. */
 #include "netaddr.h"
 #include "error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* netaddr.h: addresses and ports for MASTER_ADDR and MASTER_PORT.
  * Addresses are text as torch and NCCL take them: IPv4 dotted, IPv6
  * without brackets.  IPv4 is preferred; IPv6 is used where a host or node

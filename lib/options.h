@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* options.h: the --mad-* options, their validation, and where each value
  * comes from.  design.md §4 order, first present wins:
  *   1. the command line / #SBATCH (--mad-X=V)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rendezvous.c: see rendezvous.h. */
 #include "rendezvous.h"
 #include "error.h"

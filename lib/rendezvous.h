@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rendezvous.h: rank 0 publishes its address in the job folder; peers wait
  * for it (design.md §8).  Files are written whole (temporary name, fsync,
  * rename), so a reader sees no record or a complete one. */

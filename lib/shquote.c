@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* shquote.c: see shquote.h. */
 #include "shquote.h"
 #include "strbuf.h"

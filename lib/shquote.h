@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* shquote.h: POSIX shell quoting that dash and bash read back alike. */
 #ifndef MAD_SHQUOTE_H
 #define MAD_SHQUOTE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* strbuf.c: see strbuf.h. */
 #include "strbuf.h"
 

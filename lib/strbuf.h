@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* strbuf.h: a growable byte buffer that remembers an allocation failure,
  * so callers check once at the end instead of after every append. */
 #ifndef MAD_STRBUF_H

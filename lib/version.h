@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* version.h: what mad-spank's programs say they are, in one place (the
  * tools' --version: print_version() in tools/common.c).  The
  * macros expand to string literals; config.h must be included first.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mad.so: the SPANK front-end of mad-spank.  It adapts SPANK to lib/:
  * options in, job facts in, environment out.  Rules that keep slurmstepd
  * and spurd alive (design.md §9):

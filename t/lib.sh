@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # t/lib.sh: shared by the bats files. Loads bats-support/bats-assert and
 # finds the tools under test (the build tree first, via PATH).
 # shellcheck shell=bash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* common.c: see common.h. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* common.h: what every tool in tools/ does the same way: its name in
  * messages, usage errors, --help and --version, exit codes, fatal errors.
  * For tools/ only: it prints and exits, which lib/ never does. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mad-env: the env contract in a job script, computed by the same lib/
  * code as mad.so, for where the plugin is not loaded or cannot wait (spur).
  *

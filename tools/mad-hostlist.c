@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mad-hostlist: expand, compress, count and index SLURM node lists.
  *
  * A front-end to lib/hostlist: options, input and output only.  Unlike

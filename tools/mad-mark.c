@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mad-mark STATUS: writes this rank's completion marker, done_rank<N> in
  * the job folder, as the calling user: once (a second call keeps the first
  * marker), atomically, first line STATUS.  Where the plugin cannot (spur

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mad-render [-c FILE]... [-D KEY=VALUE]... [-o OUT] TEMPLATE: renders a
  * job-script template (a Jinja2 subset, doc/mad-render.1) with every value
  * one shell word.  The output is written whole or not at all. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mad-wait [options] JOBID...: waits until every rank of each job has
  * written its completion marker, and exits with what they say (design.md §10).
  * The scheduler is only a liveness guard: one squeue call per interval for

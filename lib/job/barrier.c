@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* barrier.c: see barrier.h. */
 #include "barrier.h"
 #include "clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* barrier.h: the start barrier of mad-env --barrier (design.md §8), in lib/job/
  * (its rules open job.h).  Each rank records in the job folder that it
  * started (a file written whole, as the user, by mad_write_file), then

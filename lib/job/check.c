@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* check.c: see check.h.
  *
  * The wire, one line each way:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* check.h: the pre-launch check (mad-env --check), in lib/job/ (its rules
  * open job.h).  Run from every task before the real program: within
  * seconds, every rank tells

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* job.c: see job.h. */
 #include "job.h"
 #include "error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* job.h: a job as a tool inside it sees it (mad-env, mad-mark, mad-wait).
  *
  * lib/job/ (job, check) is the tools' side of a job.  Its rules:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dataload.c: see dataload.h. */
 #include "dataload.h"
 #include "error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dataload.h: the data of mad-render: YAML files (every scalar a string,
  * as the template decides what is a number), JSON files (strings, integers,
  * booleans, null, arrays, objects) and -D key=value, merged into one map.

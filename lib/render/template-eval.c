@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template-eval.c: the template's evaluator: expressions to values, with
  * Python's and Jinja2's semantics inside the subset, and statements into the
  * output, each value one shell word unless a filter made it raw. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template-filter.c: the template's filters, one function each, in one
  * table the parser resolves names against. */
 #include "template-private.h"

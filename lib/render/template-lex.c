@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template-lex.c: the template's lexer: the source cut into text and tags,
  * Jinja2's whitespace rules applied to the text around the tags, and the
  * tokens of the expressions inside them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template-parse.c: the template's parser: tags into a tree of statements
  * and expressions, with every operator, test and filter resolved from its
  * name here, so that evaluation never compares a name again. */

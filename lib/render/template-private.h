@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template-private.h: what the stages of the template engine share, private
  * to lib/render/ (the tools see template.h only): the limits, the tree the
  * parser builds, the context every stage works on, and each stage's entry

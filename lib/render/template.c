@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template.c: see template.h.  Three stages: the source is cut into text
  * and tags (with Jinja2's trim_blocks, lstrip_blocks and '-' whitespace
  * control), the tags are parsed into a tree, and the tree is evaluated;

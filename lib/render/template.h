@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* template.h: renders a job-script template, a documented subset of Jinja2
  * (design.md §12, doc/mad-render.1), safely for the shell: every {{ }} is one
  * shell word unless an explicit filter says otherwise (raw, sbatch,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* value.c: see value.h. */
 #include "value.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* value.h: the data a template sees (design.md §12): strings, integers,
  * booleans, none, lists and ordered maps, all allocated in one arena that
  * is freed at once.  YAML scalars stay strings; JSON brings the rest.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* follow.c: see follow.h. */
 #include "follow.h"
 #include "error.h"

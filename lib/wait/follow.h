@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* follow.h: streams the output files of a job's ranks as they grow, each
  * line prefixed by its rank (mad-wait --follow).  Names come from a
  * pattern in sbatch's style: %A and %j the job id, %a and %r the rank,

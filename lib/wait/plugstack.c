@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* plugstack.c: see plugstack.h. */
 #include "plugstack.h"
 #include "error.h"

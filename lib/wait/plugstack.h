@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* plugstack.h: finds mad.so's line in a plugstack.conf, so the tools get
  * the site's settings (run-dir=, timeout=, ...) the way the plugin does.
  * Where: $SPUR_PLUGSTACK when set, else SLURM's (PlugStackConfig in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* queue.c: see queue.h. */
 #include "queue.h"
 #include "error.h"

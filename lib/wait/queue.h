@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* queue.h: the scheduler as a liveness guard (design.md §10).  One squeue call
  * for every watched job, "squeue -h -t all -j ID,... -o '%i %T %l'", parsed
  * by whitespace (spur before 0.5 drops custom delimiters) and filtered by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ready.c: see ready.h. */
 #include "ready.h"
 #include "error.h"

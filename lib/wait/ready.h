@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ready.h: readiness markers (doc/design.md §14).  A job that serves
  * (vLLM, SGLang, a Ray head) is ready long before it is done: once its
  * health check answers, a rank runs `mad-mark --ready ENDPOINT`, which

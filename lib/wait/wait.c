@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wait.c: see wait.h. */
 #include "wait.h"
 #include "error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wait.h: what mad-wait knows about one job, the rules that turn it into
  * a verdict (doc/design.md §10), and when to look again.  Markers decide;
  * the scheduler only says whether the job can still write them.

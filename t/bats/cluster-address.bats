@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Rank 0's network chosen by --mad-iface and --mad-addr-suffix, in both
 # fan-outs, and a busy MASTER_PORT, on the real cluster as the test user.
 # Node n1 gets a second address on its interface, named n1-ib in every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-env --check on the real cluster, jobs as the test user with mad.so on the plugstack:
 # every task of a step checks, before the real program, that all ranks agree and reach rank 0.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-hostlist inside real multi-node jobs, submitted as the test user.
 # shellcheck disable=SC2016 # the job scripts are single-quoted: the job expands them
 

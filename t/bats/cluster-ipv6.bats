@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # An IPv6-only node (design.md §5, rank 0's address: "IPv6 where a node has no IPv4, printed
 # without brackets"). This file starts a cluster of its own next to the main test cluster:
 # 2 nodes, n1 with only an IPv6 address (MAD_CLUSTER_IPV6_ONLY=1), n2 dual stack, SLURM

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # templates/launchers/*.sh.j2 in real jobs on the test cluster, as the test user with
 # mad.so on the plugstack: the torch-based ones with real PyTorch (gloo; torchrun through
 # t/helpers/torchrun-compat, Debian's torch 1.13), the others through stand-ins

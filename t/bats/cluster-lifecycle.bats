@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # t/cluster/start and stop themselves: start on a running cluster is a no-op, stop is safe
 # twice, and start brings back a working cluster. Runs against the cluster the suite runner
 # started, with the same settings (from env.sh), and leaves it running as it found it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-env and mad-mark in real jobs, as the test user: without the plugin
 # (what spur does), and against the plugin on the same allocation.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad.so on the real cluster: every job submitted as the ordinary test user.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Readiness on the real cluster, as the test user: a job that serves marks itself ready with
 # `mad-mark --ready ENDPOINT` once its health check answers, and `mad-wait --ready JOBID`
 # returns that endpoint, or fails at once when the job ends first (design.md §13).

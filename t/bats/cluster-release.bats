@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad.so and the SLURM release it was built for, on the real cluster: the
 # build for this cluster's release says so when it loads; a build for another
 # release ($MAD_FOREIGN_SO, e.g. Debian's 22.05 build on a 24.11 cluster) is

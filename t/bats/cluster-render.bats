@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-render's '| sbatch' against the real sbatch: each tricky value, put on
 # #SBATCH lines as the job name and comment, comes back from the controller
 # exactly as given (submitted held as the test user, then cancelled).

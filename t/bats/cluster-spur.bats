@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end "as spur would": spur's sbatch, squeue, sacct, scancel and scontrol (t/spur/bin)
 # over the real test cluster, each node's launch through spur's SPANK host (t/spur/spank-host)
 # with mad.so, job scripts using mad-env and mad-mark; as the test user.  Every test runs for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Real PyTorch (Debian's python3-torch, gloo, no GPU) across the test cluster, jobs as the
 # test user with mad.so on the plugstack: init_process_group("gloo", init_method="env://") and
 # an all_reduce of ones in every launch shape of design.md §3 (one task per process, one torchrun

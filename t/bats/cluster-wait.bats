@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-wait on the real cluster, as the test user: jobs with mad.so on stock
 # SLURM, and through the spur emulation (t/spur/bin).  mad-wait finds the run
 # folder on its own: run-dir= on mad.so's line in the cluster's plugstack.conf.

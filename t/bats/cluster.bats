@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Smoke tests of the test cluster itself (t/cluster/): if these fail, every plugin test on
 # the cluster would fail for reasons that have nothing to do with the plugin.
 # The cluster must already run (the suite runner starts it: sudo t/cluster/start).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bash completion (contrib/bash-completion/mad-spank), in bash with
 # bash-completion loaded, its functions called the way readline calls them:
 # COMP_WORDS split as readline splits them ("--opt=" is "--opt" "=" ""), the

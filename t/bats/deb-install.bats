@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the .deb (MAD_DEB, as root; t/suite sets it) for the cluster tests
 # that then run against it (MAD_INSTALLED=deb), and checks what dpkg put on
 # the system. deb-remove.bats takes it off again. dpkg -L's list is kept in

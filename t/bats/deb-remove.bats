@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Takes off the .deb that deb-install.bats installed: dpkg -r leaves nothing
 # of dpkg -L's list but the conffile (Debian keeps those until a purge), and
 # dpkg -P takes that too.

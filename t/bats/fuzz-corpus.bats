@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The fuzz corpus replayed through the tool, and (with clang) a short fuzz run.
 
 setup() {

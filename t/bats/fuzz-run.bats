@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A short libFuzzer run of each target on a copy of its corpus (t/suite runs
 # this; "make fuzz-run FUZZ_SECONDS=300" is the long run).
 

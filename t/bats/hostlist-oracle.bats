@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-hostlist expand against scontrol show hostnames on generated lists.
 
 setup() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-hostlist as a user runs it: commands, input sources, errors, limits.
 
 bats_require_minimum_version 1.5.0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # templates/launchers/*.sh.j2: every launcher template renders for every
 # scheduler and fan-out to a script that bash parses and shellcheck passes,
 # shares its head and body with templates/job.sh.j2 word for word, carries

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-env --check as processes on this host: ranks as background mad-env processes over
 # 127.0.0.1 (the cluster tests run it in real jobs).
 

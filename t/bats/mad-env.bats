@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-env and mad-mark on a faked job environment (the cluster tests run
 # them in real jobs).
 # shellcheck disable=SC2016 # the scripts are single-quoted: the shell under test expands them

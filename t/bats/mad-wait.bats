@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-wait on fake run folders with a fake squeue first on PATH (the cluster
 # tests use real jobs): usage, finding the run folder, bad markers, several
 # jobs, Ctrl-C, requeued attempts, step tasks, and the cost of a poll over

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The packages of one build ("make deb", "make rpm"), as files: what they
 # hold, what they depend on, lintian, and that the RPM holds the same files
 # as the .deb (paths mapped).  t/suite runs this with MAD_DEB, MAD_RPM (the

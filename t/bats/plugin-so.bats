@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad.so as a file: what it exports, what it links, what it needs from the host.
 
 setup() {

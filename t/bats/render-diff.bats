@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad-render against its oracle, t/oracle/render-oracle (Jinja2 configured
 # as the contract t/oracle/render-spec.md says, inside the subset's limits):
 # the hand-written cases of t/oracle/render-cases.txt and 300 generated

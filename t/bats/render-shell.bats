@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shell safety of mad-render's output, as a property: 2,100 nasty values
 # (quotes, $( ), backticks, newlines, globs, leading '-', '=', '~', '!',
 # control characters, non-ASCII, empty, 10,000-byte strings; never a NUL),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mad.so under spur's SPANK host (t/spur/spank-host, emulated from spur's source): loading,
 # the plugstack rule, the API's answers, spurd's environment, a long-lived host running many
 # jobs, detection, options by env, never blocking, MAD_ERROR.  spur's SPANK host is the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # templates/job.sh.j2: every combination renders to a script that bash
 # parses and shellcheck passes, and hostile values stay single words: the
 # script run with stand-in mad-env, mad-mark and srun passes them through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The tools under valgrind: no invalid access, no leak, on good and bad input.
 
 setup() {

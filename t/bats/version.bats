@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Which build is which: every tool's --version, and mad-env --explain naming
 # why mad.so did not run in a job that asked for a model (on a faked job
 # environment; cluster-release.bats shows it on a real cluster).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Settings of the throwaway test cluster, sourced by start, stop, status and as-user.
 # Every setting can be overridden from the environment. The defaults are chosen to be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for what rank 0 of mad-env --check reads from the
  * network: one line per rank.  Beyond "no crash": an accepted line has every
  * field, numbers that were digits, and words that fit their buffers. */

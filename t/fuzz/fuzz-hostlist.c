@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for lib/hostlist (and the shell quoter on the same
  * bytes).  Beyond "no crash", it checks the module's promises: count equals
  * the names expanded, nth() agrees with expansion, and compress re-expands

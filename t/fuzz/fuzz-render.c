@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for mad-render's parsers: the template language, and
  * the YAML and JSON data loaders.  The first byte picks: a template
  * rendered with fixed data, a YAML file, a JSON file, or both (template,

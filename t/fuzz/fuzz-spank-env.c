@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: random job environments through mad.so's hooks, with
  * spur's SPANK API (t/spur/spur-spank.c), under ASan and UBSan.  Input: lines
  * NAME=VALUE, the job env of one launch.  Checks: no crash, no leak, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for what mad-wait reads from others: marker files,
  * squeue's output, time limits and plugstack.conf text.  The first byte
  * picks the reader.  Beyond "no crash", it checks their promises: a

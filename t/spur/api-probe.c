@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* api-probe: a SPANK plugin for spur-host.bats that asks spur's host the questions whose
  * answers spur's lib.rs fixes, and leaves each answer in the job env as PROBE_*=<code>
  * (PROBE_V=abc is the value it reads).  It also unsets PROBE_SPURD_VAR, which survives

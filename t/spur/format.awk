@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # t/spur/format.awk: spur's format engine (crates/spur-cli/src/format_engine.rs), shared by
 # squeue.awk and sacct.awk, which define field(row, letter) and header(letter).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # t/spur/launch.sh: the body of every launcher t/spur/bin/sbatch writes (the values it
 # needs are written above it).  Run by the real SLURM job: in the batch step it opens spur's

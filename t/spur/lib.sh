@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # t/spur/lib.sh: shared by the spur emulation's commands in t/spur/bin (and by the tests).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # t/spur/sacct.awk: spur's sacct over the real controller's job records (see t/spur/bin/sacct,
 # which gives the settings as -v variables).  Input: the id map (lib.sh), then
 # `scontrol show job -o`.  Plain awk, after format.awk.

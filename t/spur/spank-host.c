@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spank-host: a SPANK host that behaves as spur's spurd does, for tests.
  * spur cannot be built here; this follows its source (ROCm/spur; the SPANK host is the same
  * from v0.5.0, #429, to main 4cc3da8, so one host serves both generations of t/spur/lib.sh):

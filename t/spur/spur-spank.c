@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spur-spank.c: the 15 functions spurd exports to SPANK plugins, answering as spur's do
  * (crates/spur-spank/src/lib.rs, unchanged from v0.5.0 to main 4cc3da8, #429; the export
  * list is crates/spurd/build.rs, mirrored in spank-host.syms).  Shared by spank-host and

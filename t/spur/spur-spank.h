@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spur-spank.h: spur's SPANK API, emulated (see spur-spank.c). */
 #ifndef MAD_SPUR_SPANK_H
 #define MAD_SPUR_SPANK_H

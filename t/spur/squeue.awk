@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # t/spur/squeue.awk: spur's squeue over the real cluster's rows (see t/spur/bin/squeue, which
 # gives the settings as -v variables).  Input: the id map (lib.sh), then the real rows
 # id|state|user|partition|name|account|qos|nodes|nodelist|time|limit|submit|start|end|

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fake-env.h: a fake job environment for the C unit tests, as a
  * mad_getenv_fn: NAME=VALUE strings, the first match wins, -1 when the
  * value does not fit (as SPANK's getenv says NOSPACE). */

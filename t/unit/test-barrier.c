@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for lib/job/barrier: which ranks are missing given a directory
  * listing (pure), how they are named, and the wait itself in a scratch
  * folder: it passes once every record is there and fails by its timeout

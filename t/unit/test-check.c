@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the pre-launch check (lib/job/check): ranks as threads on
  * 127.0.0.1, each with its own values and the same deadline. */
 #include "job/check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the two-level contract (lib/contract, lib/facts,
  * lib/gpus, lib/netaddr, lib/rendezvous): node and process level in every
  * launch shape, ports, addresses, GPUs and processes per node. */

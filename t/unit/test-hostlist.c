@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for lib/hostlist: grammar, counting, indexing, compression. */
 #include "hostlist.h"
 #include "strbuf.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for lib/options and lib/contract: the precedence of the five
  * sources (design.md §4), value checks, and rank/fan-out resolution (design.md §3). */
 #include "contract.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for lib/shquote: fixed cases, and a property test in which
  * dash and bash each read back thousands of random values exactly. */
 #include "shquote.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for mad-wait's rules (lib/wait/: wait and its timing policy,
  * queue, follow, plugstack; lib/marker's reader), on a real folder with a
  * fake clock: no test sleeps. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* unit.h: a small TAP test runner for the C unit tests.
  * TEST(name) { CHECK(...); }  then in main: RUN(name); return unit_done(); */
 #ifndef MAD_UNIT_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What every launcher stand-in shares (t/helpers/standin/*): the stand-ins
 take the place of launchers that cannot be installed here (DeepSpeed,
 accelerate, SGLang, Ray, vLLM, Megatron) in real jobs on the test cluster.

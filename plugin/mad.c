@@ -51,8 +51,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format. */
-__attribute__((format(printf, 1, 2)))
-static void log_error(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void log_error(const char *fmt, ...)
 {
 	char msg[ERR_MAX], safe[2 * ERR_MAX + 8];
 	size_t i, o = 0;
@@ -329,8 +328,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
  * job's user: a child drops every id before it touches the user's folder,
  * so a planted symlink never makes root write through it.  The child makes
  * system calls only. */
-static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
-				 const char *name, const char *content, size_t len)
+static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const char *name,
+				 const char *content, size_t len)
 {
 	uid_t uid;
 	gid_t gid;
@@ -358,8 +357,8 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c,
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		log_error("could not write the completion marker '%s/%s' as uid %u",
-			  c->job_dir, name, (unsigned)uid);
+		log_error("could not write the completion marker '%s/%s' as uid %u", c->job_dir,
+			  name, (unsigned)uid);
 }
 
 /* A task ended: the batch script leaves its completion marker, and in
@@ -379,8 +378,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	if (job_options(sp, ac, av, &o, err, sizeof(err)) <= 0)
 		return 0;
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
-	if (!*o.value[OPT_RUN_DIR] || f.host_lacks_options ||
-	    (!f.batch_step && f.step_id == MAD_NONE))
+	if (!*o.value[OPT_RUN_DIR] || f.host_lacks_options || (!f.batch_step && f.step_id == MAD_NONE))
 		return 0;
 	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)))
 		return 0; /* task_init already failed the job and said why */

@@ -199,7 +199,9 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":ejc::bhV", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'b': barrier = 1; break;
+		case 'b':
+			barrier = 1;
+			break;
 		case 'c': check = 1; check_seconds = optarg; break;
 		case 'e': out.mode = 1; break;
 		case 'j': out.mode = 2; break;

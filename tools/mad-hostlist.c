@@ -392,7 +392,8 @@ int main(int argc, char **argv)
 	if (slots_arg && o.format == FORMAT_NONE)
 		return usage_error("%s", "--slots needs --format (deepspeed, mpi or json)");
 	if (sep_given && o.format != FORMAT_NONE)
-		return usage_error("%s", "--sep and --format do not go together: a hostfile has one node a line");
+		return usage_error("%s",
+				   "--sep and --format do not go together: a hostfile has one node a line");
 	if (o.format != FORMAT_NONE) {
 		rc = hostfile_slots(slots_arg, &o.slots);
 		if (rc)

@@ -70,8 +70,8 @@ int main(int argc, char **argv)
 				   mad_opt_flag(OPT_RUN_DIR), name, mad_opt_name(OPT_RUN_DIR));
 	}
 	if (mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)) ||
-	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err))
-		   : mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
+	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err)) :
+		     mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
 				      sizeof(err))))
 		die("%s", err);
 	return MAD_EXIT_OK;

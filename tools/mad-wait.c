@@ -167,8 +167,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case 'g': rc = duration_opt("--grace", optarg, &c->cfg.grace, 1); break;
 		case OPT_STARTUP: rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1); break;
 		case OPT_BUDGET: rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1); break;
-		case OPT_NO_REQUEUE: c->cfg.no_requeue = 1; break;
-		case OPT_READY: c->cfg.ready = 1; break;
+		case OPT_NO_REQUEUE:
+			c->cfg.no_requeue = 1;
+			break;
+		case OPT_READY:
+			c->cfg.ready = 1;
+			break;
 		case 'f':
 			c->following = 1;
 			c->follow = optarg;
@@ -254,7 +258,7 @@ struct watch {
 	int fd;                      /* inotify, or -1 (then only re-reads) */
 	int run_wd;
 	int job_wd[JOBS_MAX];
-	long job_restart[JOBS_MAX];  /* the attempt JOB_WD watches */
+	long job_restart[JOBS_MAX]; /* the attempt JOB_WD watches */
 };
 
 static void watch_init(struct watch *w, const char *run_dir, int n)
@@ -273,8 +277,9 @@ static void watch_jobs(struct watch *w, struct mad_wait_job *jobs, int n)
 			continue;
 		if (w->job_wd[i] >= 0) /* a newer attempt's folder */
 			inotify_rm_watch(w->fd, w->job_wd[i]);
-		w->job_wd[i] = inotify_add_watch(w->fd, jobs[i].dir,
-						 IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+		w->job_wd[i] =
+			inotify_add_watch(w->fd, jobs[i].dir,
+					  IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
 		w->job_restart[i] = jobs[i].restart;
 	}
 }
@@ -316,8 +321,8 @@ static const char *verdict_name(int v)
 	}
 }
 
-static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
-		     int asked, double elapsed, int tty, int final)
+static void progress(const struct cli *c, struct mad_wait_job *jobs, int n, int asked,
+		     double elapsed, int tty, int final)
 {
 	static char last[4096];
 	char line[4096];
@@ -333,13 +338,17 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 			snprintf(expected, sizeof(expected), "%ld", j->expected);
 		if (j->nfailed)
 			snprintf(failed, sizeof(failed), ", %ld failed%s", j->nfailed,
-				 j->rerun == RERUN_YES ? " (requeued: waiting for the next attempt)" : "");
+				 j->rerun == RERUN_YES ? " (requeued: waiting for the next attempt)" :
+							 "");
 		if (j->restart > 0)
 			snprintf(attempt, sizeof(attempt), " (attempt %ld)", j->restart + 1);
-		off += (size_t)snprintf(line + off, sizeof(line) - off, "%sjob %ld%s: %ld/%s done%s, %s",
-					i ? "; " : "", j->id, attempt, j->ndone, expected, failed,
-					*j->state ? j->state : !asked ? "not asked yet" :
-					j->seen ? "gone" : "not listed yet");
+		off += (size_t)snprintf(line + off, sizeof(line) - off,
+					"%sjob %ld%s: %ld/%s done%s, %s", i ? "; " : "", j->id,
+					attempt, j->ndone, expected, failed,
+					*j->state ? j->state :
+					!asked    ? "not asked yet" :
+					j->seen   ? "gone" :
+						    "not listed yet");
 	}
 	if (tty) {
 		fprintf(stderr, "\r\033[K%s: %s (%.0f s)%s", mad_prog, line, elapsed,
@@ -351,8 +360,7 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n,
 }
 
 /* What a marker said, into O. */
-static void json_outcome(cJSON *o, enum mad_rank_state state, long status, const char *host,
-			 long time)
+static void json_outcome(cJSON *o, enum mad_rank_state state, long status, const char *host, long time)
 {
 	cJSON_AddStringToObject(o, "status", rank_state_name(state));
 	if (state == RANK_INVALID)
@@ -404,8 +412,8 @@ static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
 	}
 }
 
-static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int code,
-		   double elapsed, long squeue_calls, int asked, const char *why)
+static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int code, double elapsed,
+		   long squeue_calls, int asked, const char *why)
 {
 	cJSON *root, *arr;
 	char *text;
@@ -459,8 +467,11 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 				cJSON_AddNullToObject(o, "endpoint");
 			}
 		}
-		cJSON_AddStringToObject(o, "scheduler_state", *j->state ? j->state : !asked ? "NOT_ASKED" :
-					j->seen ? "GONE" : "NOT_LISTED");
+		cJSON_AddStringToObject(o, "scheduler_state",
+					*j->state ? j->state :
+					!asked    ? "NOT_ASKED" :
+					j->seen   ? "GONE" :
+						    "NOT_LISTED");
 		/* the final attempt's, which decide; then every attempt */
 		mad_wait_attempt_view(j, j->npast, &a);
 		json_attempt(o, &a);
@@ -606,9 +617,10 @@ int main(int argc, char **argv)
 		size_t k;
 
 		if (got_signal) {
-			snprintf(err, sizeof(err), "interrupted by signal %d; the job is left alone",
-				 (int)got_signal);
-			mad_wait_end(&t, jobs, n, got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal, err);
+			snprintf(err, sizeof(err),
+				 "interrupted by signal %d; the job is left alone", (int)got_signal);
+			mad_wait_end(&t, jobs, n,
+				     got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal, err);
 		}
 		step = mad_wait_next(&t, jobs, n, &c.cfg, now);
 		switch (step.action) {
@@ -635,7 +647,8 @@ int main(int argc, char **argv)
 			if (mad_queue_ask(entries, k, SQUEUE_TIMEOUT, err, sizeof(err)) == 0)
 				mad_wait_answered(&t, jobs, n, entries, &c.cfg, mad_monotonic(),
 						  (double)rand() / RAND_MAX);
-			else if (!mad_wait_unanswered(&t, jobs, n, &c.cfg, mad_monotonic(), err) && !c.quiet)
+			else if (!mad_wait_unanswered(&t, jobs, n, &c.cfg, mad_monotonic(), err) &&
+				 !c.quiet)
 				fprintf(stderr, "%s%s: %s (retrying)\n", tty ? "\r\033[K" : "",
 					mad_prog, err);
 			continue;

@@ -18,7 +18,7 @@
 static int barrier_prefix(char *out, size_t size, long step)
 {
 	int n = step < 0 ? snprintf(out, size, "started_rank") :
-		snprintf(out, size, "started.%ld_rank", step);
+			   snprintf(out, size, "started.%ld_rank", step);
 
 	return n < 0 || (size_t)n >= size ? -1 : n;
 }
@@ -55,8 +55,8 @@ long mad_barrier_rank_of(const char *name, long step, long nranks)
 	return r;
 }
 
-long mad_barrier_missing(const char *const *names, size_t n, long step,
-			 long nranks, unsigned char *present)
+long mad_barrier_missing(const char *const *names, size_t n, long step, long nranks,
+			 unsigned char *present)
 {
 	long missing = nranks, r;
 
@@ -71,8 +71,7 @@ long mad_barrier_missing(const char *const *names, size_t n, long step,
 	return missing;
 }
 
-void mad_barrier_describe(const unsigned char *present, long nranks, char *out,
-			  size_t size)
+void mad_barrier_describe(const unsigned char *present, long nranks, char *out, size_t size)
 {
 	long total = 0, listed = 0;
 	size_t len;
@@ -135,8 +134,8 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
-		     const char *host, long timeout, char *err, size_t size)
+int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, const char *host,
+		     long timeout, char *err, size_t size)
 {
 	double start = mad_monotonic(), delay = 0.02, waited;
 	unsigned char *present;
@@ -145,12 +144,12 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
 	int rc, len;
 
 	if (nranks < 1 || nranks > MAD_BARRIER_RANKS_MAX || rank < 0 || rank >= nranks)
-		return mad_error(err, size, "barrier: rank %ld of %ld ranks is out of range",
-				 rank, nranks);
+		return mad_error(err, size, "barrier: rank %ld of %ld ranks is out of range", rank,
+				 nranks);
 	if (mad_barrier_name(name, sizeof(name), step, rank))
 		return mad_error(err, size, "barrier: no file name for rank %ld", rank);
-	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\n", rank,
-		       host, (long)getpid());
+	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\n", rank, host,
+		       (long)getpid());
 	if (len < 0 || (size_t)len >= sizeof(content))
 		return mad_error(err, size, "barrier: host name too long");
 	if (mad_write_file(job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
@@ -168,8 +167,7 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
 			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,
 					 strerror(rc));
 		}
-		missing = mad_barrier_missing((const char *const *)names, n, step, nranks,
-					      present);
+		missing = mad_barrier_missing((const char *const *)names, n, step, nranks, present);
 		free_names(names, n);
 		if (missing == 0) {
 			free(present);

@@ -31,20 +31,19 @@ long mad_barrier_rank_of(const char *name, long step, long nranks);
 
 /* Marks PRESENT[r] = 1 for every record among the N names (a directory
  * listing) and returns how many of the NRANKS ranks have none.  Pure. */
-long mad_barrier_missing(const char *const *names, size_t n, long step,
-			 long nranks, unsigned char *present);
+long mad_barrier_missing(const char *const *names, size_t n, long step, long nranks,
+			 unsigned char *present);
 
 /* "rank 3" or "ranks 3, 5, 9" for the ranks with PRESENT[r] == 0, at most
  * 20 of them, then ", ... (N in all)".  Pure. */
-void mad_barrier_describe(const unsigned char *present, long nranks, char *out,
-			  size_t size);
+void mad_barrier_describe(const unsigned char *present, long nranks, char *out, size_t size);
 
 /* Records RANK (of NRANKS, on HOST) as started in JOB_DIR, then waits up
  * to TIMEOUT seconds, re-reading the folder with backoff (NFS caches
  * refresh on a directory read), until every rank has.  0, or -1 with ERR:
  * "barrier: ranks 3, 5 did not start within 30 s ...", or why the record
  * could not be written. */
-int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks,
-		     const char *host, long timeout, char *err, size_t size);
+int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, const char *host,
+		     long timeout, char *err, size_t size);
 
 #endif

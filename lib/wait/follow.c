@@ -63,8 +63,8 @@ void mad_follow_init(struct mad_follow_file *f, const char *path, long rank)
 	f->fd = -1;
 }
 
-static void emit(const struct mad_follow_file *f, long job, struct strbuf *out,
-		 const char *line, size_t len)
+static void emit(const struct mad_follow_file *f, long job, struct strbuf *out, const char *line,
+		 size_t len)
 {
 	sb_adds(out, f->rank >= 0 ? "[rank " : "[job ");
 	sb_addu64(out, (uint64_t)(f->rank >= 0 ? f->rank : job), 0);
@@ -73,8 +73,7 @@ static void emit(const struct mad_follow_file *f, long job, struct strbuf *out,
 	sb_addc(out, '\n');
 }
 
-size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out,
-		       int flush)
+size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out, int flush)
 {
 	char buf[8192];
 	size_t total = 0;

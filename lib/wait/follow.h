@@ -31,8 +31,7 @@ void mad_follow_init(struct mad_follow_file *f, const char *path, long rank);
 /* Appends to OUT what was added to the file since the last call, whole
  * lines only unless FLUSH, each prefixed "[rank N] " (or "[job J] "); the
  * tool prints OUT.  Returns the number of bytes read from the file. */
-size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out,
-		       int flush);
+size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out, int flush);
 void mad_follow_close(struct mad_follow_file *f);
 
 #endif

@@ -113,8 +113,8 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 
 		lineno++;
 		if (n >= sizeof(line))
-			return mad_error(err, size, "%s:%d: line longer than %zu bytes", file, lineno,
-				 sizeof(line) - 1);
+			return mad_error(err, size, "%s:%d: line longer than %zu bytes", file,
+					 lineno, sizeof(line) - 1);
 		memcpy(line, p, n);
 		line[n] = '\0';
 		p = eol ? eol + 1 : end;
@@ -134,7 +134,7 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		     w = strtok_r(NULL, " \t\r\f\v", &save)) {
 			if (nw == MAD_PLUGSTACK_ARGS + 2)
 				return mad_error(err, size, "%s:%d: more than %d arguments", file,
-					 lineno, MAD_PLUGSTACK_ARGS);
+						 lineno, MAD_PLUGSTACK_ARGS);
 			words[nw++] = w;
 		}
 		if (nw == 0)
@@ -143,10 +143,11 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 			int rc;
 
 			if (nw != 2)
-				return mad_error(err, size, "%s:%d: 'include' takes one pattern", file, lineno);
+				return mad_error(err, size, "%s:%d: 'include' takes one pattern",
+						 file, lineno);
 			if (depth <= 0)
 				return mad_error(err, size, "%s:%d: includes nested deeper than %d",
-					 file, lineno, INCLUDE_DEPTH);
+						 file, lineno, INCLUDE_DEPTH);
 			rc = include(words[1], file, depth, ps, err, size);
 			if (rc)
 				return rc;
@@ -340,8 +341,7 @@ const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key)
 	return NULL;
 }
 
-int mad_site_args(struct mad_plugstack *ps, int *ac, char ***av, char *err,
-		  size_t size)
+int mad_site_args(struct mad_plugstack *ps, int *ac, char ***av, char *err, size_t size)
 {
 	char why[1024];
 	int rc = mad_plugstack_find(ps, why, sizeof(why));

@@ -39,8 +39,7 @@ int mad_plugstack_find(struct mad_plugstack *ps, char *err, size_t size);
 /* The site's arguments for mad.so, for mad-env and mad-mark: AC and AV
  * point into PS (0 and NULL without a line).  A plugstack.conf that cannot
  * be read is skipped: -1 with ERR, a warning for the tool to print; else 0. */
-int mad_site_args(struct mad_plugstack *ps, int *ac, char ***av, char *err,
-		  size_t size);
+int mad_site_args(struct mad_plugstack *ps, int *ac, char ***av, char *err, size_t size);
 
 /* The value of KEY=... on the line, or NULL. */
 const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key);

@@ -213,7 +213,7 @@ static int run_capture(char *const argv[], double timeout, struct strbuf *out,
 				if (sb->len + (size_t)r > OUTPUT_MAX) {
 					kill(pid, SIGKILL);
 					mad_error(err, size, "%s printed more than %u MiB", argv[0],
-						 OUTPUT_MAX >> 20);
+						  OUTPUT_MAX >> 20);
 					goto out;
 				}
 				sb_add(sb, buf, (size_t)r);

@@ -49,8 +49,8 @@ void mad_ready_name(char *name, size_t size, long rank)
 	name[n] = '\0';
 }
 
-size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank,
-			const char *host, long job_id, long time)
+size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank, const char *host,
+			long job_id, long time)
 {
 	int n = snprintf(buf, size, "%s\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n", endpoint, rank,
 			 host, job_id, time);
@@ -75,8 +75,8 @@ int mad_ready_leave(const char *job_dir, long rank, long job_id, const char *end
 	return mad_write_file(job_dir, name, content, len, 0, err, size);
 }
 
-int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize,
-		    char *host, size_t hsize, long *time, char *err, size_t size)
+int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize, char *host,
+		    size_t hsize, long *time, char *err, size_t size)
 {
 	const char *p = text, *end = text + len, *eol;
 	size_t n;

@@ -23,8 +23,8 @@ int mad_ready_check(const char *endpoint, char *err, size_t size);
 void mad_ready_name(char *name, size_t size, long rank);
 
 /* Formats the marker into BUF; its length, 0 when it does not fit. */
-size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank,
-			const char *host, long job_id, long time);
+size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank, const char *host,
+			long job_id, long time);
 
 /* Formats and writes rank RANK's ready marker in JOB_DIR with this
  * node's host name and the time now, once and atomically
@@ -35,7 +35,7 @@ int mad_ready_leave(const char *job_dir, long rank, long job_id, const char *end
 /* Reads a ready marker's TEXT: 1 complete (ENDPOINT, HOST, *TIME or -1),
  * 0 empty (mid-write by a writer that is not atomic), -1 not a ready
  * marker (ERR says why). */
-int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize,
-		    char *host, size_t hsize, long *time, char *err, size_t size);
+int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize, char *host,
+		    size_t hsize, long *time, char *err, size_t size);
 
 #endif

@@ -16,7 +16,7 @@
 
 #define RANKS_MAX 65536L
 #define STEPS_MAX 1000000000L
-#define TASKS_MAX 262144L       /* step tasks kept per attempt */
+#define TASKS_MAX 262144L /* step tasks kept per attempt */
 #define MARKER_MAX 4096
 
 int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
@@ -128,16 +128,17 @@ static void read_marker(const char *dir, int dirfd, const char *name, struct mad
 			 dir, name, MARKER_MAX);
 		return;
 	}
-	rc = mad_marker_parse(buf, (size_t)len, &r->status, &r->time, r->host,
-			      sizeof(r->host), r->note, sizeof(r->note));
+	rc = mad_marker_parse(buf, (size_t)len, &r->status, &r->time, r->host, sizeof(r->host),
+			      r->note, sizeof(r->note));
 	if (rc == 0) {
 		if (r->state != RANK_EMPTY) {
 			r->state = RANK_EMPTY;
 			r->empty_since = now;
 		} else if (now - r->empty_since >= cfg->empty_grace) {
 			r->state = RANK_INVALID;
-			snprintf(r->note, sizeof(r->note), "marker '%.180s/%.20s' is still empty after %.0f s",
-				 dir, name, cfg->empty_grace);
+			snprintf(r->note, sizeof(r->note),
+				 "marker '%.180s/%.20s' is still empty after %.0f s", dir, name,
+				 cfg->empty_grace);
 		}
 		return;
 	}
@@ -159,8 +160,8 @@ static void read_rank(struct mad_wait_job *j, int dirfd, const char *name, long 
 }
 
 /* A step task's marker: read as a rank's, kept smaller (no note). */
-static void read_task(struct mad_wait_job *j, int dirfd, const char *name,
-		      struct mad_step_task *t, const struct mad_wait_cfg *cfg, double now)
+static void read_task(struct mad_wait_job *j, int dirfd, const char *name, struct mad_step_task *t,
+		      const struct mad_wait_cfg *cfg, double now)
 {
 	struct mad_rank r;
 	enum mad_rank_state before = t->state;
@@ -189,8 +190,8 @@ static int task_order(const void *a, const void *b)
 
 /* The entry of step STEP task TASK: found among the NSORTED sorted ones,
  * else a new one at the end (NULL when there is no room). */
-static struct mad_step_task *task_entry(struct mad_wait_job *j, long nsorted, long *cap,
-					long step, long task)
+static struct mad_step_task *task_entry(struct mad_wait_job *j, long nsorted, long *cap, long step,
+					long task)
 {
 	struct mad_step_task key = { .step = step, .task = task }, *t;
 
@@ -234,8 +235,8 @@ static long read_count(int dirfd, const char *name, long *out)
 	return 0;
 }
 
-static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected,
-			   int has_record, const struct mad_wait_cfg *cfg)
+static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, int has_record,
+			   const struct mad_wait_cfg *cfg)
 {
 	struct mad_rdzv rec;
 	char err[512];
@@ -264,21 +265,27 @@ static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
 		return;
 	if ((size_t)len == sizeof(buf)) {
 		j->ready = -1;
-		snprintf(j->ready_note, sizeof(j->ready_note), "larger than %zu bytes", sizeof(buf) - 1);
+		snprintf(j->ready_note, sizeof(j->ready_note), "larger than %zu bytes",
+			 sizeof(buf) - 1);
 		return;
 	}
 	switch (mad_ready_parse(buf, (size_t)len, j->endpoint, sizeof(j->endpoint), j->ready_host,
 				sizeof(j->ready_host), &j->ready_time, j->ready_note,
 				sizeof(j->ready_note))) {
-	case 1: j->ready = 1; break;
-	case -1: j->ready = -1; break;
-	default: break;
+	case 1:
+		j->ready = 1;
+		break;
+	case -1:
+		j->ready = -1;
+		break;
+	default:
+		break;
 	}
 }
 
 /* Reads the current attempt's folder once. */
-static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
-		    double now, char *err, size_t size)
+static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
+		    size_t size)
 {
 	DIR *d;
 	struct dirent *de;
@@ -289,7 +296,8 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 	if (!d) {
 		if (errno == ENOENT)
 			return 0; /* the job has not started (or has no folder) yet */
-		return mad_error(err, size, "cannot read the job folder '%s': %s", j->dir, strerror(errno));
+		return mad_error(err, size, "cannot read the job folder '%s': %s", j->dir,
+				 strerror(errno));
 	}
 	j->dir_seen = 1;
 	while ((de = readdir(d))) {
@@ -359,8 +367,8 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 /* A requeued job writes to <id>.<restart>: when the next attempt's folder
  * appears, the current one is read a last time and kept; 1 when it moved
  * on, 0 when there is none yet, -1 with ERR. */
-static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
-			double now, char *err, size_t size)
+static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now,
+			char *err, size_t size)
 {
 	char next[sizeof(j->dir)];
 	struct mad_wait_attempt *past;
@@ -380,8 +388,13 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 		if (!(dir = strdup(j->dir)))
 			return mad_error(err, size, "out of memory");
 		past[j->npast++] = (struct mad_wait_attempt){
-			.restart = j->restart, .dir = dir, .expected = j->expected,
-			.rank = j->rank, .nrank = j->nrank, .task = j->task, .ntask = j->ntask,
+			.restart = j->restart,
+			.dir = dir,
+			.expected = j->expected,
+			.rank = j->rank,
+			.nrank = j->nrank,
+			.task = j->task,
+			.ntask = j->ntask,
 		};
 	} else {
 		free(j->rank);
@@ -400,8 +413,8 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 	return 1;
 }
 
-int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
-		  double now, char *err, size_t size)
+int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
+		  size_t size)
 {
 	int rc;
 
@@ -417,8 +430,13 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
 		return;
 	}
 	*a = (struct mad_wait_attempt){
-		.restart = j->restart, .dir = j->dir, .expected = j->expected,
-		.rank = j->rank, .nrank = j->nrank, .task = j->task, .ntask = j->ntask,
+		.restart = j->restart,
+		.dir = j->dir,
+		.expected = j->expected,
+		.rank = j->rank,
+		.nrank = j->nrank,
+		.task = j->task,
+		.ntask = j->ntask,
 	};
 }
 
@@ -489,8 +507,8 @@ void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size)
 		while (k + 1 < n && (k + 1 >= j->nrank || j->rank[k + 1].state == RANK_MISSING ||
 				     j->rank[k + 1].state == RANK_EMPTY))
 			k++;
-		w = k > i ? snprintf(buf + off, size - off, "%s%ld-%ld", off ? "," : "", i, k)
-			  : snprintf(buf + off, size - off, "%s%ld", off ? "," : "", i);
+		w = k > i ? snprintf(buf + off, size - off, "%s%ld-%ld", off ? "," : "", i, k) :
+			    snprintf(buf + off, size - off, "%s%ld", off ? "," : "", i);
 		if (w < 0 || (size_t)w >= size - off)
 			break;
 		off += (size_t)w;
@@ -517,9 +535,9 @@ static void failed_reason(struct mad_wait_job *j)
 			char sig[96];
 
 			signal_note(sig, sizeof(sig), r->status);
-			snprintf(j->reason, sizeof(j->reason), "rank %ld failed with exit status %ld%s%s%s%s%s",
-				 i, r->status, sig, *r->host ? " on " : "", r->host,
-				 *r->note ? ": " : "", r->note);
+			snprintf(j->reason, sizeof(j->reason),
+				 "rank %ld failed with exit status %ld%s%s%s%s%s", i, r->status, sig,
+				 *r->host ? " on " : "", r->host, *r->note ? ": " : "", r->note);
 			return;
 		}
 		if (r->state == RANK_INVALID) {
@@ -542,7 +560,8 @@ static int verdict(struct mad_wait_job *j, int v)
 	if (j->restart > 0) {
 		int w = snprintf(text, sizeof(text), "attempt %ld: ", j->restart + 1);
 
-		snprintf(text + w, sizeof(text) - (size_t)w, "%.*s", (int)(sizeof(text) - 40), j->reason);
+		snprintf(text + w, sizeof(text) - (size_t)w, "%.*s", (int)(sizeof(text) - 40),
+			 j->reason);
 		memcpy(j->reason, text, sizeof(text));
 	}
 	off = strlen(j->reason);
@@ -554,17 +573,19 @@ static int verdict(struct mad_wait_job *j, int v)
 		if (t->state != RANK_FAILED && t->state != RANK_INVALID)
 			continue;
 		if (named == TASKS_NAMED) {
-			w = snprintf(j->reason + off, sizeof(j->reason) - off, "; %ld more step tasks failed",
-				     j->ntask_failed - named);
+			w = snprintf(j->reason + off, sizeof(j->reason) - off,
+				     "; %ld more step tasks failed", j->ntask_failed - named);
 			break;
 		}
 		signal_note(sig, sizeof(sig), t->status);
 		if (t->state == RANK_INVALID)
 			w = snprintf(j->reason + off, sizeof(j->reason) - off,
-				     "; step %ld task %ld wrote a marker that is not one", t->step, t->task);
+				     "; step %ld task %ld wrote a marker that is not one", t->step,
+				     t->task);
 		else
-			w = snprintf(j->reason + off, sizeof(j->reason) - off, "; step %ld task %ld%s%s exited %ld%s",
-				     t->step, t->task, *t->host ? " on " : "", t->host, t->status, sig);
+			w = snprintf(j->reason + off, sizeof(j->reason) - off,
+				     "; step %ld task %ld%s%s exited %ld%s", t->step, t->task,
+				     *t->host ? " on " : "", t->host, t->status, sig);
 		if (w < 0 || (size_t)w >= sizeof(j->reason) - off)
 			break;
 		off += (size_t)w;
@@ -584,15 +605,14 @@ static int decide_ready(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
 		return verdict(j, WAIT_OK);
 	}
 	if (j->ready < 0) {
-		snprintf(j->reason, sizeof(j->reason), "rank 0's ready marker in '%.600s': %s", j->dir,
-			 j->ready_note);
+		snprintf(j->reason, sizeof(j->reason), "rank 0's ready marker in '%.600s': %s",
+			 j->dir, j->ready_note);
 		return verdict(j, WAIT_FAILED);
 	}
 	if (j->nfailed) {
 		/* "At once": only a job squeue shows requeued is waited for; one
 		 * still completing is not given the benefit of the doubt here. */
-		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO &&
-		    j->rerun != RERUN_UNSURE) {
+		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO && j->rerun != RERUN_UNSURE) {
 			if (j->rerun == RERUN_NONE)
 				j->rerun = RERUN_ASK;
 			return WAIT_PENDING;
@@ -612,15 +632,15 @@ static int decide_ready(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
 		return verdict(j, WAIT_FAILED);
 	}
 	if (j->gone_polls >= cfg->gone_polls) {
-		snprintf(j->reason, sizeof(j->reason), "the job left the queue%s%s%s: it ended before it was ready",
+		snprintf(j->reason, sizeof(j->reason),
+			 "the job left the queue%s%s%s: it ended before it was ready",
 			 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "");
 		return verdict(j, WAIT_FAILED);
 	}
 	return WAIT_PENDING;
 }
 
-int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
-		    double now)
+int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now)
 {
 	char missing[512];
 
@@ -651,7 +671,8 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 			snprintf(j->reason, sizeof(j->reason),
 				 "the job left the queue%s%s%s and its folder '%.600s' never appeared "
 				 "(was it submitted with --mad-model, or does its script call mad-env/mad-mark?)",
-				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "", j->dir);
+				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "",
+				 j->dir);
 		else if (j->expected < 0)
 			snprintf(j->reason, sizeof(j->reason),
 				 "the job left the queue%s%s%s; %ld ranks done, and '%.600s' does not say how many to expect (give --nnodes)",
@@ -670,12 +691,12 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
 /* ------------------------------------------------- the timing policy */
 
 #define DAY 86400.0
-#define FIRST_QUERY_MAX 10.0   /* the first squeue, at the latest */
-#define CONFIRM_MAX 5.0        /* between answers confirming a vanished job */
-#define BACKOFF_FIRST 2.0      /* after the first failed squeue */
+#define FIRST_QUERY_MAX 10.0 /* the first squeue, at the latest */
+#define CONFIRM_MAX 5.0      /* between answers confirming a vanished job */
+#define BACKOFF_FIRST 2.0    /* after the first failed squeue */
 #define GUARD_GROWTH 1.5
-#define GUARD_MAX 4            /* intervals */
-#define LIMIT_MARGIN 600.0     /* past the latest time limit */
+#define GUARD_MAX 4        /* intervals */
+#define LIMIT_MARGIN 600.0 /* past the latest time limit */
 #define DEADLINE_MIN 60.0
 
 static double min2(double a, double b)
@@ -688,8 +709,7 @@ static double max2(double a, double b)
 	return a > b ? a : b;
 }
 
-void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
-			  double start)
+void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg, double start)
 {
 	memset(t, 0, sizeof(*t));
 	t->start = start;
@@ -703,8 +723,7 @@ void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *
 	t->code = WAIT_PENDING;
 }
 
-void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
-		  int code, const char *why)
+void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n, int code, const char *why)
 {
 	if (t->code != WAIT_PENDING)
 		return;
@@ -715,8 +734,7 @@ void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
 			snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
 }
 
-static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
-		     double now)
+static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n, double now)
 {
 	char missing[512];
 
@@ -732,14 +750,15 @@ static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n
 				 now - t->start, *j->state ? j->state : "unknown");
 		else
 			snprintf(j->reason, sizeof(j->reason), "timed out after %.0f s with %s%s",
-				 now - t->start, *missing ? "ranks missing: " : "no marker yet", missing);
+				 now - t->start, *missing ? "ranks missing: " : "no marker yet",
+				 missing);
 		verdict(j, WAIT_TIMEOUT);
 	}
 	t->code = WAIT_TIMEOUT;
 }
 
-struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs,
-				   int n, const struct mad_wait_cfg *cfg, double now)
+struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+				   const struct mad_wait_cfg *cfg, double now)
 {
 	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, WAIT_PENDING };
 	int decided = 0, failed = 0, rerun_ask = 0;
@@ -781,8 +800,7 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 	return s;
 }
 
-void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
-		      double now)
+void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg, double now)
 {
 	t->next_scan = now + cfg->scan_period;
 }
@@ -792,8 +810,7 @@ void mad_wait_woken(struct mad_wait_timing *t)
 	t->next_scan = t->start;
 }
 
-size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n,
-			  struct mad_queue_entry *e)
+size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n, struct mad_queue_entry *e)
 {
 	size_t k = 0;
 
@@ -804,8 +821,8 @@ size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n,
 }
 
 void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
-		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg,
-		       double now, double random)
+		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg, double now,
+		       double random)
 {
 	double latest = t->start;
 	int unlimited = 0, confirming = 0;
@@ -832,8 +849,8 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 	/* Markers decide, so the guard may slow down (30 s, 45 s, ... 2 min by
 	 * default); confirming a disappearance is fast. */
 	t->guard_interval = min2(t->guard_interval * GUARD_GROWTH, GUARD_MAX * cfg->interval);
-	t->next_queue = now + (confirming ? min2(cfg->interval, CONFIRM_MAX)
-				: t->guard_interval * (0.9 + 0.2 * random));
+	t->next_queue = now + (confirming ? min2(cfg->interval, CONFIRM_MAX) :
+					    t->guard_interval * (0.9 + 0.2 * random));
 }
 
 int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,

@@ -27,19 +27,19 @@
 #include <stddef.h>
 
 enum mad_rank_state {
-	RANK_MISSING,   /* no marker yet */
-	RANK_EMPTY,     /* an empty marker: a writer that is not atomic, mid-write */
-	RANK_DONE,      /* exit status 0 */
-	RANK_FAILED,    /* a non-zero exit status */
-	RANK_INVALID,   /* a marker that is not one (garbage, or empty too long) */
+	RANK_MISSING, /* no marker yet */
+	RANK_EMPTY,   /* an empty marker: a writer that is not atomic, mid-write */
+	RANK_DONE,    /* exit status 0 */
+	RANK_FAILED,  /* a non-zero exit status */
+	RANK_INVALID, /* a marker that is not one (garbage, or empty too long) */
 };
 
 struct mad_rank {
 	enum mad_rank_state state;
 	long status;
-	long time;          /* time= of the marker, or -1 */
+	long time; /* time= of the marker, or -1 */
 	char host[64];
-	char note[256];     /* error= of the marker, or what is wrong with it */
+	char note[256]; /* error= of the marker, or what is wrong with it */
 	double empty_since;
 };
 
@@ -60,7 +60,7 @@ struct mad_step_task {
  * <id>.<restart>.  The job's current attempt lives in mad_wait_job; the
  * ones before it are kept as these, for --json. */
 struct mad_wait_attempt {
-	long restart;               /* 0 for the first attempt */
+	long restart; /* 0 for the first attempt */
 	const char *dir;
 	long expected;
 	const struct mad_rank *rank;
@@ -71,17 +71,22 @@ struct mad_wait_attempt {
 
 /* What the scheduler said of a failed marker: is the job being re-run? */
 enum mad_rerun {
-	RERUN_NONE,     /* no failed marker in this attempt */
-	RERUN_ASK,      /* a failed marker; squeue not asked since */
-	RERUN_UNSURE,   /* completing: SLURM shows a requeued job so too, for a while */
-	RERUN_YES,      /* squeue shows the job requeued: a new attempt comes */
-	RERUN_NO,       /* not re-run: the failure is the verdict */
+	RERUN_NONE,   /* no failed marker in this attempt */
+	RERUN_ASK,    /* a failed marker; squeue not asked since */
+	RERUN_UNSURE, /* completing: SLURM shows a requeued job so too, for a while */
+	RERUN_YES,    /* squeue shows the job requeued: a new attempt comes */
+	RERUN_NO,     /* not re-run: the failure is the verdict */
 };
 
 /* The exit codes of design.md §10. */
 enum {
-	WAIT_OK = 0, WAIT_FAILED = 1, WAIT_GONE = 2, WAIT_UNKNOWN = 3,
-	WAIT_USAGE = 64, WAIT_TIMEOUT = 124, WAIT_INTERRUPTED = 130,
+	WAIT_OK = 0,
+	WAIT_FAILED = 1,
+	WAIT_GONE = 2,
+	WAIT_UNKNOWN = 3,
+	WAIT_USAGE = 64,
+	WAIT_TIMEOUT = 124,
+	WAIT_INTERRUPTED = 130,
 	WAIT_PENDING = -1,
 };
 
@@ -103,13 +108,13 @@ struct mad_wait_cfg {
 struct mad_wait_job {
 	long id;
 	char run_dir[4096];
-	char dir[4200];             /* run_dir/<id>[.<restart>] */
+	char dir[4200]; /* run_dir/<id>[.<restart>] */
 	long restart;
-	long expected;              /* markers to expect, -1 until known */
+	long expected; /* markers to expect, -1 until known */
 	const char *expected_from;
 	struct mad_rank *rank;
-	long nrank;                 /* entries in RANK */
-	long ndone, nfailed;        /* ranks DONE; ranks FAILED or INVALID */
+	long nrank;          /* entries in RANK */
+	long ndone, nfailed; /* ranks DONE; ranks FAILED or INVALID */
 	int dir_seen;
 	struct mad_step_task *task; /* step tasks, sorted by step and task */
 	long ntask, ntask_failed;
@@ -118,22 +123,22 @@ struct mad_wait_job {
 	struct mad_wait_attempt *past;
 	long npast;
 	/* the scheduler's view */
-	int seen;                   /* listed active at least once */
+	int seen; /* listed active at least once */
 	enum mad_listing listing;
-	int array;                  /* listed as array tasks */
+	int array; /* listed as array tasks */
 	char state[32];
 	long time_limit;
-	double clock_from;          /* last seen pending: its time limit counts from here */
+	double clock_from; /* last seen pending: its time limit counts from here */
 	double gone_since;
 	int gone_polls;
 	/* readiness (cfg->ready): rank 0's ready_rank0 */
-	int ready;                  /* 1 read, -1 not a ready marker (READY_NOTE) */
+	int ready; /* 1 read, -1 not a ready marker (READY_NOTE) */
 	char endpoint[MAD_ENDPOINT_MAX];
 	char ready_host[64];
 	long ready_time;
 	char ready_note[256];
 	/* the outcome */
-	int verdict;                /* WAIT_PENDING until decided */
+	int verdict; /* WAIT_PENDING until decided */
 	char reason[1024];
 };
 
@@ -146,8 +151,8 @@ void mad_wait_job_free(struct mad_wait_job *j);
  * (<id>.<restart+1>) becomes the current one, the older is read a last
  * time and kept.  Returns how many ranks changed, or -1 when the folder
  * cannot be read (ERR). */
-int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
-		  double now, char *err, size_t size);
+int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
+		  size_t size);
 
 /* Takes one squeue answer for the job.  START is when the wait began.
  * After a failed marker, the answer says whether the job is re-run:
@@ -163,8 +168,7 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
  * there is none.  With cfg->ready: rank 0's ready marker is WAIT_OK; a
  * failed marker (unless the job is re-run), any completion marker, or the
  * job confirmed gone before it is WAIT_FAILED, at once (no grace). */
-int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg,
-		    double now);
+int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now);
 
 /* The ranks without a complete marker, folded ("1,3-5"), into BUF. */
 void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size);
@@ -200,59 +204,56 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  * - a failed job ends the wait at once; otherwise it ends when every job
  *   is decided, with the worst exit code (the lowest non-zero). */
 enum mad_wait_action {
-	MAD_WAIT_SCAN,    /* read every undecided job's folder now */
-	MAD_WAIT_ASK,     /* ask squeue for the jobs mad_wait_queue_ids() names */
-	MAD_WAIT_SLEEP,   /* until AT, or a change in a watched folder */
-	MAD_WAIT_END,     /* done: exit with CODE */
+	MAD_WAIT_SCAN,  /* read every undecided job's folder now */
+	MAD_WAIT_ASK,   /* ask squeue for the jobs mad_wait_queue_ids() names */
+	MAD_WAIT_SLEEP, /* until AT, or a change in a watched folder */
+	MAD_WAIT_END,   /* done: exit with CODE */
 };
 
 struct mad_wait_step {
 	enum mad_wait_action action;
-	double at;        /* MAD_WAIT_SLEEP: when to look again */
-	int code;         /* MAD_WAIT_END: the exit code */
+	double at; /* MAD_WAIT_SLEEP: when to look again */
+	int code;  /* MAD_WAIT_END: the exit code */
 };
 
 struct mad_wait_timing {
 	double start, deadline;
-	int deadline_from_limits;  /* no --timeout: the time limits set it */
+	int deadline_from_limits; /* no --timeout: the time limits set it */
 	double next_scan, next_queue;
-	double guard_interval;     /* the next pause between two answers */
-	double backoff;            /* the next pause after a failed squeue */
-	double unknown_since;      /* the first of FAILURES in a row */
+	double guard_interval; /* the next pause between two answers */
+	double backoff;        /* the next pause after a failed squeue */
+	double unknown_since;  /* the first of FAILURES in a row */
 	int failures;
 	long squeue_calls;
-	int answered;              /* squeue has answered at least once */
-	int code;                  /* WAIT_PENDING until the wait ends */
-	char why[1024];            /* the end, for jobs without a verdict */
+	int answered;   /* squeue has answered at least once */
+	int code;       /* WAIT_PENDING until the wait ends */
+	char why[1024]; /* the end, for jobs without a verdict */
 };
 
-void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
-			  double start);
+void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg, double start);
 /* What to do at NOW.  Decides each job (mad_wait_decide) on the way; on a
  * timeout, the undecided jobs get WAIT_TIMEOUT and a reason. */
-struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs,
-				   int n, const struct mad_wait_cfg *cfg, double now);
+struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
+				   const struct mad_wait_cfg *cfg, double now);
 /* The folders were read at NOW. */
-void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg,
-		      double now);
+void mad_wait_scanned(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg, double now);
 /* A watched folder changed: read the folders at once. */
 void mad_wait_woken(struct mad_wait_timing *t);
 /* The ids of the undecided jobs into E (one squeue call for all); their
  * count. */
-size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n,
-			  struct mad_queue_entry *e);
+size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n, struct mad_queue_entry *e);
 /* squeue answered E (as filled by mad_wait_queue_ids) at NOW; RANDOM in
  * [0, 1] jitters the next call. */
 void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
-		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg,
-		       double now, double random);
+		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg, double now,
+		       double random);
 /* squeue failed at NOW with ERR; 1 when that ends the wait (the budget is
  * spent: WAIT_UNKNOWN), 0 when it is retried. */
 int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
 			const struct mad_wait_cfg *cfg, double now, const char *err);
 /* Ends the wait with CODE (an interruption, a usage error): WHY becomes
  * the reason of every undecided job. */
-void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
-		  int code, const char *why);
+void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n, int code,
+		  const char *why);
 
 #endif

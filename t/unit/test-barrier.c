@@ -27,8 +27,8 @@ TEST(rank_of_reads_only_this_steps_records)
 {
 	CHECK(mad_barrier_rank_of("started_rank0", -1, 4) == 0);
 	CHECK(mad_barrier_rank_of("started_rank3", -1, 4) == 3);
-	CHECK(mad_barrier_rank_of("started_rank4", -1, 4) == -1);   /* past N - 1 */
-	CHECK(mad_barrier_rank_of("started_rank03", -1, 4) == -1);  /* leading zero */
+	CHECK(mad_barrier_rank_of("started_rank4", -1, 4) == -1);  /* past N - 1 */
+	CHECK(mad_barrier_rank_of("started_rank03", -1, 4) == -1); /* leading zero */
 	CHECK(mad_barrier_rank_of("started_rank", -1, 4) == -1);
 	CHECK(mad_barrier_rank_of("started_rank1x", -1, 4) == -1);
 	CHECK(mad_barrier_rank_of("started_rank-1", -1, 4) == -1);
@@ -42,7 +42,7 @@ TEST(rank_of_reads_only_this_steps_records)
 
 TEST(missing_from_a_listing)
 {
-	const char *names[] = { "expected", "started_rank0", "done_rank2", "started_rank2",
+	const char *names[] = { "expected",      "started_rank0", "done_rank2", "started_rank2",
 				"started_rank2", "started_rank4", "rendezvous", "started.0_rank1" };
 	unsigned char present[6];
 	char who[256];
@@ -64,7 +64,8 @@ TEST(describe_caps_a_long_list)
 
 	present[0] = 1;
 	mad_barrier_describe(present, 100, who, sizeof(who));
-	CHECK_STR(who, "ranks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, ... (99 in all)");
+	CHECK_STR(who,
+		  "ranks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, ... (99 in all)");
 	mad_barrier_describe(present, 100, who, 16); /* cut, never overrun */
 	CHECK(strlen(who) == 15);
 }
@@ -107,7 +108,8 @@ TEST(wait_passes_when_all_started_and_fails_naming_the_rest)
 	CHECK(strstr(err, dir) != NULL);
 	/* the same step's files only: step 7 has nobody but this rank */
 	CHECK(mad_barrier_wait(dir, 7, 1, 2, "n2", 1, err, sizeof(err)) == -1);
-	CHECK(starts_with(err, "barrier: rank 0 did not start within 1 s (no started.7_rankR file for it"));
+	CHECK(starts_with(err,
+			  "barrier: rank 0 did not start within 1 s (no started.7_rankR file for it"));
 	/* a rank outside the barrier, or a folder that cannot hold records */
 	CHECK(mad_barrier_wait(dir, -1, 5, 5, "n1", 1, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "out of range") != NULL);

@@ -17,21 +17,42 @@
 static char run_dir[] = "/tmp/mad-test-wait.XXXXXX";
 
 static const struct mad_wait_cfg cfg = {
-	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
-	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+	.interval = 30,
+	.unknown_budget = 300,
+	.timeout = -1,
+	.scan_period = 1,
+	.grace = 60,
+	.startup_grace = 300,
+	.empty_grace = 5,
+	.gone_polls = 3,
+	.nnodes = -1,
 };
 
 /* --no-requeue: the first failed marker decides, with no squeue asked */
 static const struct mad_wait_cfg strict = {
-	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
-	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+	.interval = 30,
+	.unknown_budget = 300,
+	.timeout = -1,
+	.scan_period = 1,
+	.grace = 60,
+	.startup_grace = 300,
+	.empty_grace = 5,
+	.gone_polls = 3,
+	.nnodes = -1,
 	.no_requeue = 1,
 };
 
 /* --ready: readiness decides */
 static const struct mad_wait_cfg ready_cfg = {
-	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1,
-	.grace = 60, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1,
+	.interval = 30,
+	.unknown_budget = 300,
+	.timeout = -1,
+	.scan_period = 1,
+	.grace = 60,
+	.startup_grace = 300,
+	.empty_grace = 5,
+	.gone_polls = 3,
+	.nnodes = -1,
 	.ready = 1,
 };
 
@@ -60,8 +81,8 @@ static void mkjob(const char *name)
 
 #define T0 1000.0
 
-static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j,
-				    int n, const struct mad_wait_cfg *c, double now)
+static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
+				    const struct mad_wait_cfg *c, double now)
 {
 	struct mad_wait_step s = mad_wait_next(t, j, n, c, now);
 
@@ -268,8 +289,7 @@ TEST(requeued_job_folder)
 }
 
 /* An answer for job J alone. */
-static void answer1(struct mad_wait_job *j, const struct mad_wait_cfg *c, const char *text,
-		    double now)
+static void answer1(struct mad_wait_job *j, const struct mad_wait_cfg *c, const char *text, double now)
 {
 	struct mad_queue_entry e = { .id = j->id };
 
@@ -359,10 +379,10 @@ TEST(requeue_a_failure_stands_when_the_job_is_not_rerun)
 	char err[512];
 	/* each answer (then a second one) makes the failure the verdict */
 	const char *answers[][2] = {
-		{ "108 RUNNING 10\n", NULL },       /* running on (spur's other nodes) */
+		{ "108 RUNNING 10\n", NULL }, /* running on (spur's other nodes) */
 		{ "108 FAILED 10\n", NULL },
-		{ "", NULL },                       /* no longer listed */
-		{ "108_0 PENDING 10\n", NULL },     /* an array: its tasks requeue one by one */
+		{ "", NULL },                   /* no longer listed */
+		{ "108_0 PENDING 10\n", NULL }, /* an array: its tasks requeue one by one */
 		{ "108 COMPLETING 10\n", "108 FAILED 10\n" },
 		{ "108 REQUEUED 10\n", "108 CANCELLED 10\n" }, /* cancelled before it ran again */
 	};
@@ -438,8 +458,8 @@ TEST(step_tasks_name_the_failed_node_and_never_change_the_verdict)
 		snprintf(path, sizeof(path), "110/step0_rank%d", r);
 		put(path, r == 5 ? "3\nhost=n3\n" : r == 6 ? "139\nhost=n4\ntime=9\n" : "0\n");
 	}
-	put("110/step1_rank0", "");           /* mid-write */
-	put("110/step01_rank0", "1\n");       /* not a marker name */
+	put("110/step1_rank0", "");     /* mid-write */
+	put("110/step01_rank0", "1\n"); /* not a marker name */
 	put("110/step0_rank", "1\n");
 	put("110/step_rank1", "1\n");
 	put("110/step0_rank07", "1\n");
@@ -468,9 +488,9 @@ TEST(policy_a_requeued_job_gets_its_time_limit_again)
 	mad_wait_timing_init(&t, &cfg, T0);
 	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 10);
 	CHECK(t.deadline == T0 + 600 + 600 + 60);
-	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 500);   /* requeued */
+	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 500); /* requeued */
 	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
-	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520);   /* its clock: from 500 */
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520); /* its clock: from 500 */
 	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
 	mad_wait_job_free(&j);
 }
@@ -616,13 +636,13 @@ TEST(policy_failing_squeue_backs_off_within_the_budget_then_exit_3)
 	mad_wait_job_init(&j, 204, run_dir);
 	mad_wait_timing_init(&t, &c, T0);
 	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 6, "no controller") == 0);
-	CHECK(t.next_queue == T0 + 8);        /* 2 s */
+	CHECK(t.next_queue == T0 + 8); /* 2 s */
 	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 8, "no controller") == 0);
-	CHECK(t.next_queue == T0 + 12);       /* 4 s */
+	CHECK(t.next_queue == T0 + 12); /* 4 s */
 	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 12, "no controller") == 0);
-	CHECK(t.next_queue == T0 + 18);       /* 8 s, capped at the 6 s interval */
+	CHECK(t.next_queue == T0 + 18); /* 8 s, capped at the 6 s interval */
 	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 24, "no controller") == 0);
-	CHECK(t.next_queue == T0 + 26);       /* never past the budget's end */
+	CHECK(t.next_queue == T0 + 26); /* never past the budget's end */
 	/* an answer resets the run and the backoff */
 	answer(&t, &j, 1, &c, "204 RUNNING 10\n", T0 + 26);
 	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 40, "no controller") == 0);
@@ -666,7 +686,7 @@ TEST(policy_deadline_from_timeout_or_time_limits)
 	mad_wait_timing_init(&t, &cfg, T0);
 	CHECK(t.deadline == T0 + 86400);
 	answer(&t, j, 2, &cfg, "206 RUNNING 10\n207 RUNNING UNLIMITED\n", T0 + 10);
-	CHECK(t.deadline == T0 + 86400);        /* one unlimited job keeps the day */
+	CHECK(t.deadline == T0 + 86400); /* one unlimited job keeps the day */
 	mad_wait_job_free(&j[1]);
 	mad_wait_job_init(&j[1], 207, run_dir);
 	answer(&t, j, 2, &cfg, "206 RUNNING 10\n207 PENDING 20\n", T0 + 100);
@@ -714,7 +734,7 @@ TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
 	mad_wait_timing_init(&t, &cfg, T0);
 	j[0].verdict = WAIT_GONE;
 	s = next_at(&t, j, 3, &cfg, T0 + 1);
-	CHECK(s.action == MAD_WAIT_SLEEP);      /* two still pending */
+	CHECK(s.action == MAD_WAIT_SLEEP); /* two still pending */
 	j[1].verdict = WAIT_FAILED;
 	s = next_at(&t, j, 3, &cfg, T0 + 2);
 	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_FAILED && j[2].verdict == WAIT_PENDING);
@@ -747,8 +767,10 @@ TEST(ready_marker_format_and_reader)
 	CHECK(t == 1700);
 	/* mid-write: nothing, or a first line without its newline */
 	CHECK(mad_ready_parse("", 0, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 0);
-	CHECK(mad_ready_parse("http://a", 8, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 0);
-	CHECK(mad_ready_parse("a b\n", 4, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == -1);
+	CHECK(mad_ready_parse("http://a", 8, ep, sizeof(ep), host, sizeof(host), &t, err,
+			      sizeof(err)) == 0);
+	CHECK(mad_ready_parse("a b\n", 4, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) ==
+	      -1);
 	CHECK(strstr(err, "'a b' is not an endpoint") != NULL);
 	CHECK(mad_ready_check("tcp://n1:29500", err, sizeof(err)) == 0);
 	CHECK(mad_ready_check("", err, sizeof(err)) == -1);

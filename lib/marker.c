@@ -26,16 +26,21 @@ size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job
 	return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }
 
-void mad_marker_name(char *name, size_t size, long rank)
+void mad_rank_file_name(char *name, size_t size, const char *prefix, long rank)
 {
 	/* system calls only (the caller may be a forked child) */
-	size_t n = 9;
+	size_t n = strlen(prefix);
 
-	if (size < 32)
+	if (size < 32 || n > 11)
 		return;
-	memcpy(name, "done_rank", n);
+	memcpy(name, prefix, n);
 	n += fmt_u64(name + n, (uint64_t)rank, 0);
 	name[n] = '\0';
+}
+
+void mad_marker_name(char *name, size_t size, long rank)
+{
+	mad_rank_file_name(name, size, "done_rank", rank);
 }
 
 void mad_step_marker_name(char *name, size_t size, long step, long rank)

@@ -12,6 +12,9 @@
  * not fit).  Not for a forked child: the child writes what the parent
  * formatted, with mad_marker_write(). */
 size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error);
+/* PREFIX<RANK> into NAME ("done_rank12"; PREFIX at most 11 bytes, NAME at
+ * least 32).  Safe in a forked child: no call but strlen and memcpy. */
+void mad_rank_file_name(char *name, size_t size, const char *prefix, long rank);
 /* done_rank<RANK> into NAME. */
 void mad_marker_name(char *name, size_t size, long rank);
 /* step<STEP>_rank<RANK> into NAME: the marker of one task of an srun step

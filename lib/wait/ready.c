@@ -2,10 +2,9 @@
 /* ready.c: see ready.h. */
 #include "ready.h"
 #include "error.h"
+#include "marker.h"
 #include "rendezvous.h"
-#include "strbuf.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +39,7 @@ int mad_ready_check(const char *endpoint, char *err, size_t size)
 
 void mad_ready_name(char *name, size_t size, long rank)
 {
-	size_t n = 10;
-
-	if (size < 32)
-		return;
-	memcpy(name, "ready_rank", n);
-	n += fmt_u64(name + n, (uint64_t)rank, 0);
-	name[n] = '\0';
+	mad_rank_file_name(name, size, "ready_rank", rank);
 }
 
 size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank, const char *host,

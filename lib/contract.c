@@ -212,9 +212,8 @@ static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
 	return 0;
 }
 
-int mad_contract_compute(const struct mad_options *o,
-			 const struct mad_facts *f, struct mad_contract *c,
-			 char *err, size_t size)
+int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, struct mad_contract *c,
+		     char *err, size_t size)
 {
 	memset(c, 0, sizeof(*c));
 	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
@@ -274,9 +273,16 @@ int mad_contract_compute(const struct mad_options *o,
 			return mad_error(err, size,
 					 "--mad-iface in nodes fan-out needs --mad-run-dir, a folder all nodes share, where rank 0 publishes its interface's address; or name the network by host name with --mad-addr-suffix");
 		c->needs_rendezvous = 1;
-		return 0;
 	}
-	if (c->fanout == MAD_FANOUT_NODES)
+	return 0;
+}
+
+int mad_contract_compute(const struct mad_options *o, const struct mad_facts *f,
+			 struct mad_contract *c, char *err, size_t size)
+{
+	if (mad_contract_ids(o, f, c, err, size))
+		return -1;
+	if (c->fanout == MAD_FANOUT_NODES && !c->needs_rendezvous)
 		return nodes_master(o, f, c, err, size);
 	return 0;
 }

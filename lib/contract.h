@@ -92,6 +92,13 @@ struct mad_contract {
 	long timeout;
 };
 
+/* mad_contract_compute() without MASTER_ADDR: scheduler, fan-out, both
+ * levels, ids, port, folders, GPUs; no name lookup, no file, no wait.  For
+ * what needs only who and where (task_exit's markers, in slurmstepd's
+ * task-reaping loop, where a lookup on a dead DNS would stall every task).
+ * 0, or -1 with ERR. */
+int mad_contract_ids(const struct mad_options *opts, const struct mad_facts *facts,
+		     struct mad_contract *c, char *err, size_t size);
 /* Everything that needs no waiting: scheduler, fan-out, both levels,
  * ids, port, folders, GPUs, and MASTER_ADDR in nodes fan-out (rank 0's
  * node, resolved; never loopback in a multi-node job).

@@ -20,6 +20,11 @@ int mad_error(char *err, size_t errsize, const char *fmt, ...)
 
 void mad_printable(char *out, size_t size, const char *s, size_t len)
 {
+	mad_printable_max(out, size, s, len, MAD_PRINTABLE_MAX);
+}
+
+void mad_printable_max(char *out, size_t size, const char *s, size_t len, size_t max)
+{
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0, i;
 
@@ -28,7 +33,7 @@ void mad_printable(char *out, size_t size, const char *s, size_t len)
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (i == MAD_PRINTABLE_MAX) {
+		if (i == max) {
 			if (o + 4 > size)
 				break;
 			memcpy(out + o, "...", 3);

@@ -28,5 +28,8 @@ int mad_error(char *err, size_t errsize, const char *fmt, ...);
 #define MAD_PRINTABLE_MAX 60
 #define MAD_PRINTABLE_SIZE (MAD_PRINTABLE_MAX * 4 + 4)
 void mad_printable(char *out, size_t size, const char *s, size_t len);
+/* The same, cut after MAX bytes of S instead (a file's line of its own,
+ * such as a marker's error=, which is the message). */
+void mad_printable_max(char *out, size_t size, const char *s, size_t len, size_t max);
 
 #endif

@@ -112,35 +112,37 @@ int mad_marker_parse(const char *text, size_t len, long *status, long *time,
 		p++;
 	if (p == end)
 		return 0;
-	if (memchr(text, '\0', len)) {
-		snprintf(note, nsize, "a NUL byte: not a marker");
-		return -1;
-	}
+	if (memchr(text, '\0', len))
+		return mad_error(note, nsize, "a NUL byte: not a marker");
 	eol = memchr(p, '\n', (size_t)(end - p));
 	n = (size_t)((eol ? eol : end) - p);
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
 		n--;
 	if (n == 0 || n >= sizeof(first)) {
-		snprintf(note, nsize, "first line '%.*s%s' is not an exit status",
-			 (int)(n < 40 ? n : 40), p, n > 40 ? "..." : "");
-		return -1;
+		char shown[MAD_PRINTABLE_SIZE];
+
+		mad_printable(shown, sizeof(shown), p, n);
+		return mad_error(note, nsize, "first line '%s' is not an exit status", shown);
 	}
 	memcpy(first, p, n);
 	first[n] = '\0';
 	errno = 0;
 	*status = strtol(first, &e, 10);
 	if (*e || errno || *status < 0 || *status > 65535 || !isdigit((unsigned char)first[0])) {
-		snprintf(note, nsize, "first line '%.32s' is not an exit status", first);
+		char shown[MAD_PRINTABLE_SIZE];
+
+		mad_printable(shown, sizeof(shown), first, n);
 		*status = -1;
-		return -1;
+		return mad_error(note, nsize, "first line '%s' is not an exit status", shown);
 	}
 	for (p = eol ? eol + 1 : end; p < end; p = eol ? eol + 1 : end) {
 		eol = memchr(p, '\n', (size_t)(end - p));
 		n = (size_t)((eol ? eol : end) - p);
+		/* the file is the user's: no raw byte of it reaches a terminal */
 		if (n > 5 && memcmp(p, "host=", 5) == 0 && hsize)
-			snprintf(host, hsize, "%.*s", (int)(n - 5), p + 5);
+			mad_printable(host, hsize, p + 5, n - 5);
 		else if (n > 6 && memcmp(p, "error=", 6) == 0 && nsize)
-			snprintf(note, nsize, "%.*s", (int)(n - 6), p + 6);
+			mad_printable_max(note, nsize, p + 6, n - 6, nsize);
 		else if (n > 5 && memcmp(p, "time=", 5) == 0) {
 			char t[24];
 

@@ -90,9 +90,12 @@ int mad_job_dir_make(const char *run_dir, const char *job_dir, char *err,
 {
 	struct stat st;
 
-	if (stat(run_dir, &st) || !S_ISDIR(st.st_mode))
+	if (stat(run_dir, &st))
 		return mad_error(err, size, "run folder '%s' (--mad-run-dir) is not a directory: %s",
-				 run_dir, errno ? strerror(errno) : "not a directory");
+				 run_dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return mad_error(err, size, "run folder '%s' (--mad-run-dir) is not a directory",
+				 run_dir);
 	if (mkdir(job_dir, 0755) && errno != EEXIST)
 		return mad_error(err, size, "cannot create the job folder '%s': %s", job_dir,
 				 strerror(errno));

@@ -29,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 SPANK_PLUGIN(mad, 1);
@@ -48,6 +49,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 
 #define BATCH_STEP 0xfffffffbU  /* SLURM_BATCH_SCRIPT; spank.h lacks it */
 #define ERR_MAX 1536
+#define MARKER_WAIT_MS 10000 /* a marker's writer gets this long */
 
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format. */
@@ -261,7 +263,10 @@ static void mark_failure(const struct mad_contract *c, const struct mad_facts *f
 {
 	if (!*c->job_dir || !f->batch_step || f->host_lacks_options)
 		return; /* on spur we are root in spurd: no file, mad-mark does it */
-	mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
+	/* the folder may not exist yet (no rendezvous made it): the reason
+	 * must reach the marker all the same */
+	if (mad_job_dir_expect(c->run_dir, c->job_dir, c->markers_expected, NULL, 0) == 0)
+		mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
 }
 
 /* The task cannot have a correct contract: it must not run (design.md §14, defect 4:
@@ -331,10 +336,15 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const char *name,
 				 const char *content, size_t len)
 {
+	static const char *const why[] = {
+		[125] = "dropping privileges failed",
+		[126] = "the job folder cannot be made",
+		[127] = "the file cannot be written",
+	};
 	uid_t uid;
 	gid_t gid;
-	pid_t pid;
-	int status;
+	pid_t pid, got = 0;
+	int status = 0, ms;
 
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
@@ -354,11 +364,30 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const
 			_exit(126);
 		_exit(mad_write_file(c->job_dir, name, content, len, 0, NULL, 0) ? 127 : 0);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		log_error("could not write the completion marker '%s/%s' as uid %u", c->job_dir,
-			  name, (unsigned)uid);
+	/* Bounded: a hung shared folder must not hold slurmstepd's reaping
+	 * loop (every later task waits behind this one). */
+	for (ms = 0; ms < MARKER_WAIT_MS; ms += 10) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got != 0 && !(got < 0 && errno == EINTR))
+			break;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, WNOHANG);
+		log_error("the completion marker '%s/%s' was not written within %d s (the shared folder hangs?)",
+			  c->job_dir, name, MARKER_WAIT_MS / 1000);
+		return;
+	}
+	if (got < 0)
+		log_error("cannot tell whether the completion marker '%s/%s' was written: %s",
+			  c->job_dir, name, strerror(errno));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
+		log_error("could not write the completion marker '%s/%s' as uid %u: %s", c->job_dir,
+			  name, (unsigned)uid,
+			  WIFEXITED(status) && WEXITSTATUS(status) >= 125 && WEXITSTATUS(status) <= 127 ?
+				  why[WEXITSTATUS(status)] :
+				  "the writer was killed");
 }
 
 /* A task ended: the batch script leaves its completion marker, and in
@@ -380,7 +409,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
 	if (!*o.value[OPT_RUN_DIR] || f.host_lacks_options || (!f.batch_step && f.step_id == MAD_NONE))
 		return 0;
-	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)))
+	/* who and where only: no name lookup in slurmstepd's reaping loop */
+	if (mad_contract_ids(&o, &f, &c, err, sizeof(err)))
 		return 0; /* task_init already failed the job and said why */
 	/* array tasks share one folder, where their steps' names would collide */
 	if (!f.batch_step && c.fanout != MAD_FANOUT_NODES)

@@ -224,8 +224,10 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 		c->run_dir_from = buf;
 	}
 	if (stat(c->run_dir, &st) || !S_ISDIR(st.st_mode)) {
-		tool_error("run folder '%s' (from %s): %s", c->run_dir, c->run_dir_from,
-			   errno ? strerror(errno) : "not a folder");
+		/* errno is stat's only when stat failed */
+		const char *why = access(c->run_dir, F_OK) ? strerror(errno) : "not a folder";
+
+		tool_error("run folder '%s' (from %s): %s", c->run_dir, c->run_dir_from, why);
 		return MAD_EXIT_USAGE;
 	}
 	return 0;

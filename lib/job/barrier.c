@@ -123,6 +123,10 @@ static int list_dir(const char *job_dir, char ***names, size_t *n)
 	return 0;
 oom:
 	closedir(d);
+	while (*n)
+		free((*names)[--*n]);
+	free(*names);
+	*names = NULL;
 	errno = ENOMEM;
 	return -1;
 }

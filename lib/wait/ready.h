@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* ready.h: readiness markers (doc/design.md §14).  A job that serves
+/* ready.h: readiness markers (doc/design.md §13).  A job that serves
  * (vLLM, SGLang, a Ray head) is ready long before it is done: once its
  * health check answers, a rank runs `mad-mark --ready ENDPOINT`, which
  * leaves MAD_JOB_DIR/ready_rank<N>: first line the endpoint, then

@@ -18,6 +18,7 @@
 #define STEPS_MAX 1000000000L
 #define TASKS_MAX 262144L /* step tasks kept per attempt */
 #define MARKER_MAX 4096
+#define ATTEMPT_GAP_MAX 4 /* attempts in a row without a folder */
 
 int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 {
@@ -374,9 +375,16 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	struct mad_wait_attempt *past;
 	struct stat st;
 	char *dir;
+	long k;
 
-	snprintf(next, sizeof(next), "%s/%ld.%ld", j->run_dir, j->id, j->restart + 1);
-	if (stat(next, &st) != 0 || !S_ISDIR(st.st_mode))
+	/* SLURM counts a requeue whose script never started (a failed launch
+	 * or prolog) too, and that attempt leaves no folder: look a few past */
+	for (k = j->restart + 1; k <= j->restart + ATTEMPT_GAP_MAX; k++) {
+		snprintf(next, sizeof(next), "%s/%ld.%ld", j->run_dir, j->id, k);
+		if (stat(next, &st) == 0 && S_ISDIR(st.st_mode))
+			break;
+	}
+	if (k > j->restart + ATTEMPT_GAP_MAX)
 		return 0;
 	if (scan_dir(j, cfg, now, err, size) < 0)
 		return -1;
@@ -400,7 +408,7 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 		free(j->rank);
 		free(j->task);
 	}
-	j->restart++;
+	j->restart = k;
 	memcpy(j->dir, next, sizeof(next));
 	j->rank = NULL;
 	j->task = NULL;

@@ -352,6 +352,26 @@ TEST(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait)
 	mad_wait_job_free(&j);
 }
 
+TEST(requeue_an_attempt_without_a_folder_is_skipped)
+{
+	struct mad_wait_job j;
+	char err[512];
+
+	/* attempt 2 never started its script (a failed prolog): no 140.1 */
+	mad_wait_job_init(&j, 140, run_dir);
+	mkjob("140");
+	put("140/expected", "1\n");
+	put("140/done_rank0", "143\nhost=n1\n");
+	mkjob("140.2");
+	put("140.2/expected", "1\n");
+	put("140.2/done_rank0", "0\nhost=n2\n");
+	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+	CHECK(j.restart == 2 && j.npast == 1 && j.ndone == 1);
+	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_OK);
+	CHECK_STR(j.reason, "attempt 3: rank 0 exited 0");
+	mad_wait_job_free(&j);
+}
+
 TEST(requeue_the_final_attempt_decides_a_failure)
 {
 	struct mad_wait_job j;
@@ -869,6 +889,7 @@ int main(void)
 	RUN(liveness_rules);
 	RUN(requeued_job_folder);
 	RUN(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait);
+	RUN(requeue_an_attempt_without_a_folder_is_skipped);
 	RUN(requeue_the_final_attempt_decides_a_failure);
 	RUN(requeue_a_failure_stands_when_the_job_is_not_rerun);
 	RUN(requeue_forever_hits_the_timeout);

@@ -5,8 +5,8 @@
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
 setup_file() {
-	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	load ../lib.sh
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	use_cluster
 	plugstack_save
 	run_dir=$MAD_CLUSTER_SHARED/run-env

@@ -9,8 +9,8 @@
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	load ../lib.sh
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	use_cluster
 	plugstack_save
 	: >"$MAD_CLUSTER_PLUGSTACK" # SLURM itself runs no plugin: spur's host does

@@ -38,9 +38,10 @@ static int write_failed(const char *dir, const char *name, int e, char *err, siz
 	return mad_error(err, size, "cannot write '%s/%s': %s", dir, name, strerror(e));
 }
 
-int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int replace,
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
 		   char *err, size_t size)
 {
+	int replace = flags & MAD_WRITE_REPLACE;
 	char final[4096], tmpname[128], tmp[4096];
 	size_t n = strlen(name), off = 0;
 	int fd, e = 0;
@@ -71,7 +72,7 @@ int mad_write_file(const char *dir, const char *name, const char *content, size_
 		}
 		off += (size_t)w;
 	}
-	if (!e && fsync(fd))
+	if (!e && !(flags & MAD_WRITE_NOSYNC) && fsync(fd))
 		e = errno;
 	if (close(fd) && !e)
 		e = errno;

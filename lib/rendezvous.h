@@ -36,12 +36,19 @@ int mad_rdzv_read(const char *job_dir, const char *record, struct mad_rdzv *r,
 int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, long rank,
 		  long timeout, struct mad_rdzv *r, char *err, size_t size);
 
+/* FLAGS of mad_write_file(). */
+enum {
+	MAD_WRITE_REPLACE = 1, /* rename() over an existing NAME, instead of keeping it */
+	MAD_WRITE_NOSYNC = 2,  /* no fsync: a file whose loss in a crash costs nothing */
+};
+
 /* Writes NAME in DIR with CONTENT atomically: a temporary file opened with
- * O_EXCL|O_NOFOLLOW, fsync, then rename() (REPLACE) or link(), which keeps
- * an existing NAME (written once, never replaced).  Returns 0 (also when
- * NAME was kept), or -1 with ERR.  With ERR NULL it makes system calls
- * only (no message is formatted): safe in a forked child. */
-int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int replace,
+ * O_EXCL|O_NOFOLLOW, fsync (unless MAD_WRITE_NOSYNC), then rename()
+ * (MAD_WRITE_REPLACE) or link(), which keeps an existing NAME (written
+ * once, never replaced).  Returns 0 (also when NAME was kept), or -1 with
+ * ERR.  With ERR NULL it makes system calls only (no message is
+ * formatted): safe in a forked child. */
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
 		   char *err, size_t size);
 
 #endif

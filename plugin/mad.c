@@ -334,7 +334,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
  * so a planted symlink never makes root write through it.  The child makes
  * system calls only. */
 static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const char *name,
-				 const char *content, size_t len)
+				 const char *content, size_t len, int flags)
 {
 	static const char *const why[] = {
 		[125] = "dropping privileges failed",
@@ -344,7 +344,8 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const
 	uid_t uid;
 	gid_t gid;
 	pid_t pid, got = 0;
-	int status = 0, ms;
+	int status = 0;
+	long us, pause;
 
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
@@ -362,15 +363,19 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const
 			_exit(125);
 		if (mkdir(c->job_dir, 0755) && errno != EEXIST)
 			_exit(126);
-		_exit(mad_write_file(c->job_dir, name, content, len, 0, NULL, 0) ? 127 : 0);
+		_exit(mad_write_file(c->job_dir, name, content, len, flags, NULL, 0) ? 127 : 0);
 	}
 	/* Bounded: a hung shared folder must not hold slurmstepd's reaping
 	 * loop (every later task waits behind this one). */
-	for (ms = 0; ms < MARKER_WAIT_MS; ms += 10) {
+	/* The writer takes about a millisecond: poll from 100 us, doubling up
+	 * to 25.6 ms, so a step's tasks do not each pay a fixed sleep. */
+	for (us = 0, pause = 100; us < MARKER_WAIT_MS * 1000L; us += pause) {
 		got = waitpid(pid, &status, WNOHANG);
 		if (got != 0 && !(got < 0 && errno == EINTR))
 			break;
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		nanosleep(&(struct timespec){ 0, pause * 1000L }, NULL);
+		if (pause < 20000)
+			pause *= 2;
 	}
 	if (got == 0) {
 		kill(pid, SIGKILL);
@@ -426,7 +431,9 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		mad_step_marker_name(name, sizeof(name), c.step_id, c.task_rank);
 	len = mad_marker_format(content, sizeof(content), status,
 				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL);
+	/* A step task's marker only names a failure (the batch marker decides):
+	 * not worth an fsync per task in slurmstepd's reaping loop. */
 	if (len)
-		write_marker_as_user(sp, &c, name, content, len);
+		write_marker_as_user(sp, &c, name, content, len, f.batch_step ? 0 : MAD_WRITE_NOSYNC);
 	return 0;
 }

@@ -27,8 +27,9 @@ python3 -m http.server "$port" --bind "$MASTER_ADDR" \
 	--directory "$MAD_CLUSTER_SHARED_DIR/www.$SLURM_JOB_ID" >/dev/null 2>&1 &
 server=$!
 url="http://$MASTER_ADDR:$port/"
-for _ in $(seq 100); do
-	curl -fsS -o /dev/null "$url" && break
+# the health check: ready only once it answers (python may start slowly on a loaded node)
+until curl -fsS -o /dev/null "$url"; do
+	kill -0 "$server" || { echo "the server died before it answered" >&2; exit 1; }
 	sleep 0.1
 done
 mad-mark --ready "$url"

@@ -16,43 +16,22 @@
 
 static char run_dir[] = "/tmp/mad-test-wait.XXXXXX";
 
-static const struct mad_wait_cfg cfg = {
-	.interval = 30,
-	.unknown_budget = 300,
-	.timeout = -1,
-	.scan_period = 1,
-	.grace = 60,
-	.startup_grace = 300,
-	.empty_grace = 5,
-	.gone_polls = 3,
-	.nnodes = -1,
-};
+/* mad-wait's defaults (tools/mad-wait.c), the base of every cfg below */
+#define DEFAULTS                                                                             \
+	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1, .grace = 60, \
+	.startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1
+
+static const struct mad_wait_cfg cfg = { DEFAULTS };
 
 /* --no-requeue: the first failed marker decides, with no squeue asked */
 static const struct mad_wait_cfg strict = {
-	.interval = 30,
-	.unknown_budget = 300,
-	.timeout = -1,
-	.scan_period = 1,
-	.grace = 60,
-	.startup_grace = 300,
-	.empty_grace = 5,
-	.gone_polls = 3,
-	.nnodes = -1,
+	DEFAULTS,
 	.no_requeue = 1,
 };
 
 /* --ready: readiness decides */
 static const struct mad_wait_cfg ready_cfg = {
-	.interval = 30,
-	.unknown_budget = 300,
-	.timeout = -1,
-	.scan_period = 1,
-	.grace = 60,
-	.startup_grace = 300,
-	.empty_grace = 5,
-	.gone_polls = 3,
-	.nnodes = -1,
+	DEFAULTS,
 	.ready = 1,
 };
 

@@ -833,7 +833,7 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 		       double random)
 {
 	double latest = t->start;
-	int unlimited = 0, confirming = 0;
+	int unlimited = 0, confirming = 0, rescan = 0;
 
 	t->squeue_calls++;
 	t->answered = 1;
@@ -845,6 +845,11 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 		if (j->verdict != WAIT_PENDING)
 			continue;
 		mad_wait_observe(j, &e[k++], cfg, t->start, now);
+		/* An answer that may end the job (it left the running states, or
+		 * a failed marker is now final) was given after the last scan: a
+		 * requeued attempt can start and end between two answers, and its
+		 * folder must be read before the first attempt's marker decides. */
+		rescan |= j->listing != LISTING_ACTIVE || (j->nfailed && j->rerun == RERUN_NO);
 		confirming |= (j->gone_polls > 0 && j->gone_polls < cfg->gone_polls) ||
 			      j->rerun == RERUN_UNSURE;
 		if (j->time_limit < 0)
@@ -859,6 +864,8 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 	t->guard_interval = min2(t->guard_interval * GUARD_GROWTH, GUARD_MAX * cfg->interval);
 	t->next_queue = now + (confirming ? min2(cfg->interval, CONFIRM_MAX) :
 					    t->guard_interval * (0.9 + 0.2 * random));
+	if (rescan)
+		t->next_scan = now;
 }
 
 int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,

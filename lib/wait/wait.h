@@ -182,8 +182,10 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  * tool's loop asks mad_wait_next() what to do, does it (the I/O) and
  * reports back with mad_wait_scanned(), mad_wait_answered() or
  * mad_wait_unanswered().  The rules:
- * - markers are read every cfg->scan_period, and at once after a change
- *   in a watched folder (mad_wait_woken);
+ * - markers are read every cfg->scan_period, at once after a change in a
+ *   watched folder (mad_wait_woken), and at once after an answer that may
+ *   end a job, before it is decided (a requeued attempt can run and end
+ *   between two answers: its folder decides, not the first attempt's);
  * - the first squeue comes min(interval, 10 s) after the start: markers
  *   often answer first;
  * - after an answer the guard slows down, x1.5 per answer up to 4

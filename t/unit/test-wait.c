@@ -371,6 +371,72 @@ TEST(requeue_the_final_attempt_decides_a_failure)
 	mad_wait_job_free(&j);
 }
 
+/* Seen on SLURM 24.11: the second attempt was released, ran and failed
+ * between two answers, so squeue went COMPLETING (the first attempt's end)
+ * to FAILED (the second's).  The answer that ends the job comes after the
+ * last scan: the folders are read again before anything is decided, and
+ * the second attempt names the failure. */
+TEST(requeue_an_attempt_that_ran_between_two_answers_decides)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s;
+	char err[512];
+
+	mad_wait_job_init(&j, 150, run_dir);
+	mkjob("150");
+	put("150/expected", "1\n");
+	put("150/done_rank0", "143\nhost=n1\n");
+	mad_wait_timing_init(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.1).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "150 COMPLETING UNLIMITED\n", T0 + 0.2);
+	CHECK(j.rerun == RERUN_UNSURE);
+	/* the folders are read (nothing new), and the next read is due at
+	 * T0 + 2.9; the second attempt runs and fails before the next answer */
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1.9).action == MAD_WAIT_SLEEP);
+	mad_wait_scan(&j, &cfg, T0 + 1.9, err, sizeof(err));
+	mkjob("150.1");
+	put("150.1/expected", "1\n");
+	put("150.1/done_rank0", "5\nhost=n2\n");
+	answer(&t, &j, 1, &cfg, "150 FAILED UNLIMITED\n", T0 + 2);
+	s = mad_wait_next(&t, &j, 1, &cfg, T0 + 2);
+	CHECK(s.action == MAD_WAIT_SCAN && j.verdict == WAIT_PENDING);
+	mad_wait_scan(&j, &cfg, T0 + 2, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0 + 2);
+	CHECK(j.restart == 1);
+	/* attempt 2's failure is asked about once, then decides */
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "150 FAILED UNLIMITED\n", T0 + 2.1);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 2.1).code == WAIT_FAILED);
+	CHECK_STR(j.reason, "attempt 2: rank 0 failed with exit status 5 on n2");
+	mad_wait_job_free(&j);
+	/* the same when the second attempt succeeds: COMPLETING, then COMPLETED */
+	mad_wait_job_init(&j, 151, run_dir);
+	mkjob("151");
+	put("151/expected", "1\n");
+	put("151/done_rank0", "143\nhost=n1\n");
+	mad_wait_timing_init(&t, &cfg, T0);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.1).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "151 COMPLETING UNLIMITED\n", T0 + 0.2);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1.9).action == MAD_WAIT_SLEEP);
+	mad_wait_scan(&j, &cfg, T0 + 1.9, err, sizeof(err));
+	mkjob("151.1");
+	put("151.1/expected", "1\n");
+	put("151.1/done_rank0", "0\nhost=n2\n");
+	answer(&t, &j, 1, &cfg, "151 COMPLETED UNLIMITED\n", T0 + 2);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0 + 2, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0 + 2);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).code == WAIT_OK);
+	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
+	mad_wait_job_free(&j);
+}
+
 TEST(requeue_a_failure_stands_when_the_job_is_not_rerun)
 {
 	struct mad_wait_job j;
@@ -870,6 +936,7 @@ int main(void)
 	RUN(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait);
 	RUN(requeue_an_attempt_without_a_folder_is_skipped);
 	RUN(requeue_the_final_attempt_decides_a_failure);
+	RUN(requeue_an_attempt_that_ran_between_two_answers_decides);
 	RUN(requeue_a_failure_stands_when_the_job_is_not_rerun);
 	RUN(requeue_forever_hits_the_timeout);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);

@@ -11,20 +11,23 @@
 #include <unistd.h>
 
 /* Entries of a device list ("0,1,3", "GPU-uuid,..."), -1 when it is not a
- * list (SLURM's "NoDevFiles", a value too long to read). */
+ * list (SLURM's "NoDevFiles").  As the CUDA and ROCm runtimes read such a
+ * list, an entry with a minus sign hides itself and every entry after it:
+ * spur 0.12 denies GPUs to a job that asked for none with
+ * ROCR/HIP/CUDA_VISIBLE_DEVICES=-1, which is 0 GPUs, not 1. */
 static long list_count(const char *v)
 {
 	long n = 0;
 	const char *p;
 
-	if (!*v)
-		return 0;
 	if (!strcmp(v, "NoDevFiles"))
 		return -1;
-	for (p = v; *p; p++)
+	for (p = v; *p && *p != '-'; n++) {
+		p += strcspn(p, ",");
 		if (*p == ',')
-			n++;
-	return n + 1;
+			p++;
+	}
+	return n;
 }
 
 static int exists(const char *root, const char *path)

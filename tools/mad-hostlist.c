@@ -217,7 +217,9 @@ static int check_one_line_per_node(const struct hostvec *v)
 	return rc;
 }
 
-/* --slots=N, else MAD_GPUS_PER_NODE, else 1. */
+/* --slots=N, else MAD_GPUS_PER_NODE, else 1.  A node without GPUs
+ * (MAD_GPUS_PER_NODE=0, as in a CPU-only job on spur 0.12) still runs
+ * one process: 1 slot. */
 static int hostfile_slots(const char *arg, uint64_t *slots)
 {
 	const char *gpus = getenv("MAD_GPUS_PER_NODE");
@@ -229,9 +231,11 @@ static int hostfile_slots(const char *arg, uint64_t *slots)
 		return 0;
 	}
 	*slots = 1;
-	if (gpus && *gpus && (parse_u64(gpus, slots) || *slots == 0 || *slots > 1000000))
-		return usage_error("MAD_GPUS_PER_NODE='%s' is not a number of slots (1 to 1000000); give --slots=N",
+	if (gpus && *gpus && (parse_u64(gpus, slots) || *slots > 1000000))
+		return usage_error("MAD_GPUS_PER_NODE='%s' is not a number of slots (0 to 1000000); give --slots=N",
 				   gpus);
+	if (*slots == 0)
+		*slots = 1;
 	return 0;
 }
 

@@ -171,12 +171,15 @@ setup() {
 	assert_output "[{'host': 'n1', 'slots': 4}, {'host': 'n2', 'slots': 4}, {'host': 'n3', 'slots': 4}]"
 }
 
-@test "hostfile slots: --slots, else MAD_GPUS_PER_NODE, else 1" {
+@test "hostfile slots: --slots, else MAD_GPUS_PER_NODE (0 counts as 1), else 1" {
 	MAD_GPUS_PER_NODE=8 run mad-hostlist expand --format=deepspeed n1
 	assert_output 'n1 slots=8'
 	MAD_GPUS_PER_NODE=8 run mad-hostlist expand --format=deepspeed --slots=2 n1
 	assert_output 'n1 slots=2'
 	MAD_GPUS_PER_NODE='' run mad-hostlist expand --format=deepspeed n1
+	assert_output 'n1 slots=1'
+	# a node without GPUs (a CPU-only job on spur 0.12) still runs one process
+	MAD_GPUS_PER_NODE=0 run mad-hostlist expand --format=mpi n1
 	assert_output 'n1 slots=1'
 	unset MAD_GPUS_PER_NODE
 	run mad-hostlist expand --format=json n1

@@ -85,7 +85,7 @@ spur_job() {
 	done
 }
 
-@test "spur: detected, rank from SLURM_NODEID, spur's own MASTER_ADDR replaced by an address" {
+@test "spur: detected, rank from SLURM_NODEID, spur's own MASTER_ADDR replaced by an address, its GPU deny read as 0 GPUs" {
 	for SPUR_EMU_VERSION in "${gens[@]}"; do
 		spur_job 2 MAD_MODEL=m
 		run "$host" "$plugstack" "${job[@]}"
@@ -95,6 +95,11 @@ spur_job() {
 		assert_line 'NODE_RANK=2'
 		assert_line 'MASTER_ADDR=198.51.100.1'
 		assert_line 'MAD_ENV_FROM=spank'
+		if [[ $SPUR_EMU_VERSION == 0.12 ]]; then
+			# spur's GPU deny for a job that asked for none (#648): -1 is no GPU, not one
+			assert_line 'MAD_GPUS_PER_NODE=0'
+			assert_line 'MAD_NPROC_PER_NODE=1'
+		fi
 	done
 }
 

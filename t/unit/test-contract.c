@@ -347,6 +347,8 @@ TEST(gpus_from_gres_visible_lists_or_devices)
 	struct env rocr = { { "ROCR_VISIBLE_DEVICES=0,1,2", "CUDA_VISIBLE_DEVICES=0" } };
 	struct env none_visible = { { "CUDA_VISIBLE_DEVICES=" } };
 	struct env nodev = { { "CUDA_VISIBLE_DEVICES=NoDevFiles" } };
+	struct env spur_deny = { { "ROCR_VISIBLE_DEVICES=-1", "CUDA_VISIBLE_DEVICES=-1" } };
+	struct env cut = { { "HIP_VISIBLE_DEVICES=0,1,-1,2" } };
 	struct env empty = { { NULL } };
 	char root[] = "/tmp/mad-gpus-XXXXXX", path[256];
 	const char *from;
@@ -357,6 +359,11 @@ TEST(gpus_from_gres_visible_lists_or_devices)
 	CHECK_STR(from, "env (ROCR_VISIBLE_DEVICES)");
 	CHECK(mad_gpus_detect(env_get, &none_visible, "/nonexistent", &from) == 0);
 	CHECK(mad_gpus_detect(env_get, &nodev, "/nonexistent", &from) == -1);
+	/* spur 0.12's deny for a job without GPUs (#648): none visible */
+	CHECK(mad_gpus_detect(env_get, &spur_deny, "/nonexistent", &from) == 0);
+	CHECK_STR(from, "env (ROCR_VISIBLE_DEVICES)");
+	/* the runtimes stop at the first invalid entry */
+	CHECK(mad_gpus_detect(env_get, &cut, "/nonexistent", &from) == 2);
 	CHECK(mkdtemp(root) != NULL);
 	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == -1);
 	/* AMD: /dev/kfd and KFD topology nodes; gpu_id 0 is a CPU node */

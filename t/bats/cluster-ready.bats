@@ -13,6 +13,8 @@ setup_file() {
 	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	use_cluster
 	use_plugin run-ready
+	# job ids start again at 1 with every cluster start: no stop file of an older job
+	"$AS_USER" rm -rf "$MAD_CLUSTER_SHARED"/stop.* "$MAD_CLUSTER_SHARED"/www.*
 	# The serving job: rank 0 starts an HTTP server after DELAY seconds, polls it with curl
 	# (the service's own health check), marks the job ready, and serves until told to stop.
 	cat >"$MAD_CLUSTER_SHARED/serve.sh" <<'SCRIPT'
@@ -20,23 +22,30 @@ setup_file() {
 set -eu
 eval "$(mad-env)"
 port=$((MASTER_PORT + 1))
-mkdir -p "$MAD_CLUSTER_SHARED_DIR/www.$SLURM_JOB_ID"
-echo "served by $(hostname)" >"$MAD_CLUSTER_SHARED_DIR/www.$SLURM_JOB_ID/index.html"
+www=$MAD_CLUSTER_SHARED_DIR/www.$SLURM_JOB_ID
+stop=$MAD_CLUSTER_SHARED_DIR/stop.$SLURM_JOB_ID
+mkdir -p "$www"
+echo "served by $(hostname)" >"$www/index.html"
 sleep "${DELAY:-3}"
-python3 -m http.server "$port" --bind "$MASTER_ADDR" \
-	--directory "$MAD_CLUSTER_SHARED_DIR/www.$SLURM_JOB_ID" >/dev/null 2>&1 &
+echo "serve: starting the server on $MASTER_ADDR:$port"
+python3 -m http.server "$port" --bind "$MASTER_ADDR" --directory "$www" 2>&1 &
 server=$!
+trap 'echo "serve: the script ends (status $?)"' EXIT
 url="http://$MASTER_ADDR:$port/"
 # the health check: ready only once it answers (python may start slowly on a loaded node)
 until curl -fsS -o /dev/null "$url"; do
-	kill -0 "$server" || { echo "the server died before it answered" >&2; exit 1; }
+	kill -0 "$server" || { echo "serve: the server died before it answered" >&2; exit 1; }
 	sleep 0.1
 done
 mad-mark --ready "$url"
-for _ in $(seq 600); do
-	[[ -e $MAD_CLUSTER_SHARED_DIR/stop.$SLURM_JOB_ID ]] && break
+echo "serve: ready at $url"
+# Serve until the test says stop (a file), for at most 5 minutes.
+end=$((SECONDS + 300))
+while [[ ! -e $stop ]] && ((SECONDS < end)); do
+	kill -0 "$server" || { echo "serve: the server died while serving" >&2; exit 1; }
 	sleep 0.1
 done
+echo "serve: stopping the server (stop file: $([[ -e $stop ]] && echo yes || echo no))"
 kill "$server"
 SCRIPT
 	chmod 0755 "$MAD_CLUSTER_SHARED/serve.sh"
@@ -54,9 +63,22 @@ setup() {
 }
 
 sbatch_id() {
-	run "$AS_USER" sbatch --parsable --output=/dev/null "$@"
+	job_out=$MAD_CLUSTER_SHARED/ready-$BATS_TEST_NUMBER.out
+	rm -f "$job_out"
+	run "$AS_USER" sbatch --parsable --output="$job_out" "$@"
 	assert_success
 	jobid=${output%%;*}
+}
+
+# What a failed test shows: the job's output, what SLURM says of it, and what listens on n1.
+explain_job() {
+	echo "# job $jobid, output $job_out:"
+	cat "$job_out" 2>/dev/null || true
+	scontrol show job "$jobid" 2>&1 | grep -E 'JobState|Restarts|NodeList|Reason' || true
+	ls -l "$run_dir"/"$jobid"* 2>&1 || true
+	if [[ -n ${MAD_CLUSTER_NS_PREFIX:-} ]]; then
+		ip netns exec "${MAD_CLUSTER_NS_PREFIX}n1" ss -ltnp 2>&1 || true
+	fi
 }
 
 @test "mad-wait --ready prints the endpoint once the job's HTTP server answers, and curl reaches it" {
@@ -69,6 +91,7 @@ sbatch_id() {
 	url=$output
 	((elapsed >= 3)) # not before the server started
 	run curl -fsS "$url"
+	[[ $status == 0 ]] || explain_job
 	assert_success
 	assert_output 'served by n1'
 	"$AS_USER" touch "$MAD_CLUSTER_SHARED/stop.$jobid"

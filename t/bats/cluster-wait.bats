@@ -186,6 +186,10 @@ release_requeued() {
 		[[ $("$AS_USER" squeue -h -j "$1" -o %T) == PENDING ]] && break
 		sleep 0.2
 	done
+	# Not within the second of the requeue: slurmd revoked the first attempt's credential,
+	# and an attempt started on the same node in that second is killed at launch ("Killing
+	# non-startable batch JobId=N: Job credential revoked", seen on 24.11): it never runs.
+	sleep 2
 	"$AS_USER" scontrol update jobid="$1" StartTime=now
 }
 

@@ -371,11 +371,11 @@ TEST(requeue_the_final_attempt_decides_a_failure)
 	mad_wait_job_free(&j);
 }
 
-/* Seen on SLURM 24.11: the second attempt was released, ran and failed
- * between two answers, so squeue went COMPLETING (the first attempt's end)
- * to FAILED (the second's).  The answer that ends the job comes after the
- * last scan: the folders are read again before anything is decided, and
- * the second attempt names the failure. */
+/* A requeued job whose second attempt is released, runs and ends between
+ * two answers: squeue goes COMPLETING (the first attempt's end) to FAILED
+ * or COMPLETED (the second's).  The answer that ends the job comes after
+ * the last scan: the folders are read again before anything is decided,
+ * and the second attempt decides. */
 TEST(requeue_an_attempt_that_ran_between_two_answers_decides)
 {
 	struct mad_wait_timing t;

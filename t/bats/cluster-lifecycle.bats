@@ -47,6 +47,26 @@ setup() {
 	assert_equal "$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")" "$pid_before"
 }
 
+@test "start on a running cluster whose idle nodes are held for a pending job (plnd) says so" {
+	# n1 busy, a job over every node pending: the backfill scheduler holds the other nodes
+	# for it (sinfo: plnd). Both have time limits, or there is nothing to plan.
+	as_user=$BATS_TEST_DIRNAME/../cluster/as-user
+	busy=$("$as_user" sbatch --parsable -t 2 -w n1 -N1 --exclusive -o /dev/null --wrap 'sleep 100')
+	whole=$("$as_user" sbatch --parsable -t 1 -N"$MAD_CLUSTER_NODES" -o /dev/null --wrap true)
+	for _ in $(seq 60); do
+		[[ $(sinfo -h -N -o %t) == *plnd* ]] && break
+		sleep 1
+	done
+	states=$(sinfo -h -N -o '%N %t' | sort -u | paste -sd' ')
+	pid_before=$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")
+	run timeout 120 "$CLUSTER/start"
+	"$as_user" scancel "$busy" "$whole"
+	[[ $states == *plnd* ]] || fail "no node became plnd within 60 s: $states"
+	assert_success
+	assert_output --partial "already up"
+	assert_equal "$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")" "$pid_before"
+}
+
 @test "stop, stop again, then start gives a working cluster" {
 	pids=$(cat "$MAD_CLUSTER_DIR"/run/*.pid)
 	run timeout 120 "$CLUSTER/stop"

@@ -207,10 +207,23 @@ waitfor_end() {
 	echo "$output"
 }
 
-# A job that sleeps in its first attempt and exits $1 in the next ones.
+# A job that sleeps in its first attempt and exits $second in the next ones. Each attempt
+# logs its start to requeue-JOBID.out, for job_story.
 requeue_job() {
-	sbatch_id --requeue --nodes=1 --mad-model=m --output=/dev/null "$@" \
-		--wrap "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 60; fi; exit $second"
+	sbatch_id --requeue --nodes=1 --mad-model=m --open-mode=append \
+		--output="$MAD_CLUSTER_SHARED/requeue-%j.out" "$@" \
+		--wrap "echo \"attempt \${SLURM_RESTART_COUNT:-0} on \$(hostname) at \$(date +%T.%N)\";
+			if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 60; fi; exit $second"
+}
+
+# What happened to job $1, for a failing requeue test (bats shows it only then): each
+# attempt's log, SLURM's view, the run folders with their times, slurmctld's lines.
+job_story() {
+	echo "# job $1 at $(date +%T.%N)"
+	cat "$MAD_CLUSTER_SHARED/requeue-$1.out" 2>&1 || true
+	scontrol show job "$1" 2>&1 | grep -E 'JobState|Restarts|Time=|NodeList' || true
+	ls -l --time-style=full-iso "$run_dir/$1" "$run_dir/$1".* 2>&1 || true
+	grep -E "JobId=$1[^0-9]|job_id=$1[^0-9]" "$MAD_CLUSTER_DIR/log/slurmctld.log" 2>&1 | tail -n 20 || true
 }
 
 @test "requeue: scontrol requeue kills the first attempt, the second succeeds: exit 0, both attempts in the JSON" {
@@ -221,6 +234,7 @@ requeue_job() {
 	"$AS_USER" scontrol requeue "$jobid"
 	release_requeued "$jobid"
 	waitfor_end
+	job_story "$jobid"
 	[[ $status == 0 ]]
 	assert_output --partial '"verdict":	"success"'
 	assert_output --partial "\"dir\":	\"$run_dir/$jobid\""
@@ -239,6 +253,7 @@ requeue_job() {
 	"$AS_USER" scontrol requeue "$jobid"
 	release_requeued "$jobid"
 	waitfor_end
+	job_story "$jobid"
 	[[ $status == 1 ]]
 	assert_output --partial "job $jobid: attempt 2: rank 0 failed with exit status 5 on n"
 }
@@ -250,6 +265,7 @@ requeue_job() {
 	sleep 1
 	"$AS_USER" scontrol requeue "$jobid"
 	waitfor_end
+	job_story "$jobid"
 	"$AS_USER" scancel "$jobid"
 	[[ $status == 1 ]]
 	assert_output --partial "job $jobid: rank 0 failed with exit status 143 (signal 15"
@@ -268,6 +284,7 @@ requeue_job() {
 	high=${output%%;*}
 	release_requeued "$jobid"
 	waitfor_end
+	job_story "$jobid"
 	[[ $status == 0 ]]
 	assert_output --partial "job $jobid: attempt 2: rank 0 exited 0"
 	assert_output --partial '"exit":	143'

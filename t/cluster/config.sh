@@ -149,20 +149,45 @@ mad_log_tails() {
 	done
 }
 
+# A node state from sinfo's %t that takes jobs: idle, allocated, mixed or completing, or
+# plnd (idle, held by the backfill scheduler for a pending job until its next pass, 30 s;
+# a trailing - is the same on a busy node). A trailing * (not responding), ~ or # (power
+# saving) and every down, drain or fail state do not.
+mad_node_states_usable='(idle|alloc|mix|comp|plnd)-?'
+
 # Up and healthy: every recorded daemon alive and ours, and every node known to slurmctld
-# in a usable state (a trailing * means not responding, so it does not match).
+# in a usable state. When not, mad_unhealthy says why, for start's log and for status.
+mad_unhealthy=
+# shellcheck disable=SC2034 # mad_unhealthy is read by start and status, which source this
 mad_healthy() {
-	local pidfile name n
-	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 1
+	local pidfile name n states
+	mad_unhealthy=
+	if [[ ! -r $MAD_CLUSTER_DIR/env.sh ]]; then
+		mad_unhealthy="no $MAD_CLUSTER_DIR/env.sh"
+		return 1
+	fi
 	n=0
 	while read -r pidfile name; do
-		mad_pid_is_ours "$(cat "$pidfile" 2>/dev/null)" "$name" || return 1
+		if ! mad_pid_is_ours "$(cat "$pidfile" 2>/dev/null)" "$name"; then
+			mad_unhealthy="$name of $(basename "$pidfile") not running"
+			return 1
+		fi
 		if [[ $name == slurmd ]]; then n=$((n + 1)); fi
 	done < <(mad_daemons)
-	[[ $n == "$MAD_CLUSTER_NODES" ]] || return 1
-	n=$(SLURM_CONF=$mad_conf timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null |
-		sort -u | grep -cE '^n[0-9]+ (idle|alloc|mix|comp)$') || return 1
-	[[ $n == "$MAD_CLUSTER_NODES" ]]
+	if [[ $n != "$MAD_CLUSTER_NODES" ]]; then
+		mad_unhealthy="$n slurmd running, $MAD_CLUSTER_NODES wanted"
+		return 1
+	fi
+	if ! states=$(SLURM_CONF=$mad_conf timeout 10 sinfo -h -N -o '%N %t' 2>&1); then
+		mad_unhealthy="sinfo failed: ${states//$'\n'/ }"
+		return 1
+	fi
+	states=$(sort -u <<<"$states")
+	n=$(grep -cE "^n[0-9]+ $mad_node_states_usable\$" <<<"$states") || true
+	if [[ $n != "$MAD_CLUSTER_NODES" ]]; then
+		mad_unhealthy="$n of $MAD_CLUSTER_NODES nodes usable: ${states//$'\n'/, }"
+		return 1
+	fi
 }
 
 # Daemons must inherit no descriptor beyond 2: munged keeps them all open, so our lock (fd 9)

@@ -140,8 +140,7 @@ assert_standin_nodes() { # launcher n files...
 }
 
 @test "launchers: sglang.launch_server on both nodes: --dist-init-addr is rank 0's, --tp-size 4" {
-	run_launcher sglang -D python=./standin/sglang-python \
-		-c "$(command_json --model-path /models/m --host 0.0.0.0 --port 30000)"
+	run_launcher sglang -D python=./standin/sglang-python -c "$(command_json --model-path /models/m)"
 	assert_success
 	assert_standin_nodes sglang 2 "${outs[@]}"
 	[[ $(standin_lines sglang "${outs[@]}" | grep -c ' tp=4 ') == 2 ]]
@@ -161,27 +160,39 @@ assert_standin_nodes() { # launcher n files...
 	done
 }
 
-@test "launchers: vllm on Ray marks the job ready once /health answers: mad-wait --ready gives the endpoint, curl reaches it" {
-	require curl "the readiness test's client"
-	local job=launch-$BATS_TEST_NUMBER
+# Renders serving template NAME (extra mad-render arguments after it) for 2 nodes, submits
+# it, and asserts what a pipeline sees: mad-wait --ready gives http://ADDR:PORT while the
+# job runs, curl gets 200 from its /health, and the job then ends with success.
+assert_ready_endpoint() { # name port [mad-render args...]
+	local name=$1 port=$2 job=launch-$BATS_TEST_NUMBER-$1
+	shift 2
 	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out
 	mad-render -c "$tpl/example.yaml" -D "job_name=$job" -D "log_dir=$MAD_CLUSTER_SHARED" \
-		-D nnodes=2 -D nproc_per_node=2 -D time=00:02:00 -D model=x -D port=8000 \
-		-D ray=./standin/ray -D vllm=./standin/vllm -c "$(command_json /models/m)" \
-		-o "$MAD_CLUSTER_SHARED/$job.sh" "$tpl/vllm-ray.sh.j2"
+		-D nnodes=2 -D nproc_per_node=2 -D time=00:02:00 -D model=x -D port="$port" "$@" \
+		-o "$MAD_CLUSTER_SHARED/$job.sh" "$tpl/$name.sh.j2"
 	chmod 0644 "$MAD_CLUSTER_SHARED/$job.sh"
 	run "$AS_USER" sbatch --parsable "$job.sh"
 	assert_success
 	jobid=${output%%;*}
 	run --separate-stderr "$AS_USER" mad-wait --ready --timeout 120 "$jobid"
 	assert_success
-	assert_output --regexp '^http://[0-9.]+:8000$'
+	assert_output --regexp "^http://[0-9.]+:$port\$"
 	# the stand-in serves for 5 s once up: the endpoint answers now
 	run curl -fsS -o /dev/null -w '%{http_code}' "$output/health"
 	assert_output 200
 	run "$AS_USER" mad-wait --timeout 120 "$jobid"
 	cat "$MAD_CLUSTER_SHARED/$job"-*.out
 	assert_success
+}
+
+@test "launchers: vllm on Ray marks the job ready once /health answers: mad-wait --ready gives the endpoint, curl reaches it" {
+	require curl "the readiness test's client"
+	assert_ready_endpoint vllm-ray 8000 -D ray=./standin/ray -D vllm=./standin/vllm -c "$(command_json /models/m)"
+}
+
+@test "launchers: SGLang's rank 0 marks the job ready once /health answers: mad-wait --ready gives the endpoint, curl reaches it" {
+	require curl "the readiness test's client"
+	assert_ready_endpoint sglang 30000 -D python=./standin/sglang-python -c "$(command_json --model-path /models/m)"
 }
 
 @test "launchers: the Ray worker stand-in fails when no head listens (the vLLM test can catch a race)" {

@@ -84,6 +84,21 @@ launch_text() { # launcher
 	mad-render -c "$data" -D run_dir=/shared/mad "$dir/$1.sh.j2" | sed -e ':a' -e '/\\$/N; s/\\\n\t*//; ta'
 }
 
+@test "launchers: the serving templates share one serve block: ready once /health answers, IPv6 in brackets" {
+	shared_part "$dir/vllm-ray.sh.j2" serve >"$BATS_TEST_TMPDIR/serve"
+	grep -qxF 'until curl -fsS -o /dev/null "$url/health"; do' "$BATS_TEST_TMPDIR/serve"
+	grep -qxF 'mad-mark --ready "$url"' "$BATS_TEST_TMPDIR/serve"
+	shared_part "$dir/sglang.sh.j2" serve | diff "$BATS_TEST_TMPDIR/serve" - ||
+		{ echo "sglang.sh.j2: the shared serve block differs from vllm-ray.sh.j2's"; false; }
+	# the endpoint a pipeline gets, for an IPv4 and an IPv6 MASTER_ADDR
+	local code
+	code=$(sed -n '/^url=/p; /^case /p' "$BATS_TEST_TMPDIR/serve")
+	run bash -c "MASTER_ADDR=10.1.2.3 port=30000; $code; echo \$url"
+	assert_output http://10.1.2.3:30000
+	run bash -c "MASTER_ADDR=fd6d:6164::b port=8000; $code; echo \$url"
+	assert_output 'http://[fd6d:6164::b]:8000'
+}
+
 @test "launchers: each launcher gets exactly the flags its interface names, from the contract" {
 	run launch_text torchrun
 	assert_output --partial 'exec "$launcher" --nnodes="$NNODES" --node_rank="$NODE_RANK" --nproc_per_node="$MAD_NPROC_PER_NODE" --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" "$@"'
@@ -94,7 +109,17 @@ launch_text() { # launcher
 	run launch_text accelerate
 	assert_output --partial 'exec "$launcher" launch --num_machines="$NNODES" --num_processes="$((NNODES * MAD_NPROC_PER_NODE))" --machine_rank="$NODE_RANK" --main_process_ip="$MASTER_ADDR" --main_process_port="$MASTER_PORT" "$@"'
 	run launch_text sglang
-	assert_output --partial 'exec "$python" -m sglang.launch_server --nnodes="$NNODES" --node-rank="$NODE_RANK" --dist-init-addr="$MASTER_ADDR:$MASTER_PORT" --tp-size="$((NNODES * MAD_NPROC_PER_NODE))" "$@"'
+	assert_output --partial 'set -- -m sglang.launch_server --nnodes="$NNODES" --node-rank="$NODE_RANK" --dist-init-addr="$init" --tp-size="$((NNODES * MAD_NPROC_PER_NODE))" "$@"'
+	# --dist-init-addr as SGLang parses it: HOST:PORT, an IPv6 address in brackets
+	local code
+	code=$(grep -E '^(init=|case .* init=)' <<<"$output")
+	[[ $(wc -l <<<"$code") == 2 ]]
+	[[ $(MASTER_ADDR=10.1.2.3 MASTER_PORT=29400 bash -c "$code; echo \$init") == 10.1.2.3:29400 ]]
+	[[ $(MASTER_ADDR=fd6d:6164::b MASTER_PORT=29400 bash -c "$code; echo \$init") == '[fd6d:6164::b]:29400' ]]
+	assert_output --partial '[ "$NODE_RANK" = 0 ] || exec "$python" "$@"'
+	# rank 0 serves HTTP on its own address, and is ready once the health check answers
+	assert_output --partial '"$python" "$@" --host="$MASTER_ADDR" --port="$port" &'
+	assert_output --partial 'bash -c "$task" mad-task python3 30000 '
 	run launch_text vllm-ray
 	assert_output --partial '"$ray" start --head --node-ip-address="$MASTER_ADDR" --port="$MASTER_PORT" || exit 1'
 	assert_output --partial 'exec "$ray" start --address="$MASTER_ADDR:$MASTER_PORT" --block'
@@ -102,8 +127,6 @@ launch_text() { # launcher
 	[[ $(grep -c 'eval "$(mad-env --barrier)"' <<<"$output") == 2 ]]
 	# rank 0 is ready once vLLM's health check answers, not when the server was started
 	assert_output --partial '"$vllm" serve "$@" --host="$MASTER_ADDR" --port="$port" --tensor-parallel-size="$MAD_NPROC_PER_NODE" --pipeline-parallel-size="$NNODES" --distributed-executor-backend=ray &'
-	assert_output --partial 'until curl -fsS -o /dev/null "http://$MASTER_ADDR:$port/health"; do'
-	assert_output --partial 'mad-mark --ready "http://$MASTER_ADDR:$port"'
 	run launch_text megatron
 	assert_output --partial 'exec "$@" --tensor-model-parallel-size="$MAD_NPROC_PER_NODE" --pipeline-model-parallel-size="$NNODES"'
 	assert_output --partial '#SBATCH --ntasks-per-node=8'

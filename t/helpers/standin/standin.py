@@ -75,3 +75,27 @@ def report(name, **fields):
     fields.setdefault("self_addr", self_addr())
     line = "standin launcher=%s " % name + " ".join("%s=%s" % kv for kv in fields.items())
     os.write(1, (line + "\n").encode())
+
+
+def serve_health(host, port):
+    """Serve as vLLM's and SGLang's HTTP servers do once up: GET /health answers 200
+    (vllm/entrypoints/openai/api_server.py and sglang/srt/entrypoints/http_server.py,
+    "/health"), anything else 404, for STANDIN_SERVE_SECONDS (default 5); then return,
+    as if the server were stopped."""
+    import http.server
+    import threading
+    import time
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/health" else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer((host or "0.0.0.0", port), Health)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    time.sleep(float(os.environ.get("STANDIN_SERVE_SECONDS", "5")))
+    srv.shutdown()

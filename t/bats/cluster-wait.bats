@@ -212,7 +212,7 @@ waitfor_end() {
 requeue_job() {
 	sbatch_id --requeue --nodes=1 --mad-model=m --open-mode=append \
 		--output="$MAD_CLUSTER_SHARED/requeue-%j.out" "$@" \
-		--wrap "echo \"attempt \${SLURM_RESTART_COUNT:-0} on \$(hostname) at \$(date +%T.%N)\";
+		--wrap "echo \"restart \${SLURM_RESTART_COUNT:-0} on \$(hostname) at \$(date +%T.%N)\";
 			if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 60; fi; exit $second"
 }
 
@@ -223,7 +223,7 @@ job_story() {
 	cat "$MAD_CLUSTER_SHARED/requeue-$1.out" 2>&1 || true
 	scontrol show job "$1" 2>&1 | grep -E 'JobState|Restarts|Time=|NodeList' || true
 	ls -l --time-style=full-iso "$run_dir/$1" "$run_dir/$1".* 2>&1 || true
-	grep -E "JobId=$1[^0-9]|job_id=$1[^0-9]" "$MAD_CLUSTER_DIR/log/slurmctld.log" 2>&1 | tail -n 20 || true
+	grep -E "(JobId|job_id)=$1([^0-9]|\$)" "$MAD_CLUSTER_DIR/log/slurmctld.log" 2>&1 | tail -n 20 || true
 }
 
 @test "requeue: scontrol requeue kills the first attempt, the second succeeds: exit 0, both attempts in the JSON" {

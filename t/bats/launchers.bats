@@ -86,7 +86,7 @@ launch_text() { # launcher
 
 @test "launchers: the serving templates share one serve block: ready once /health answers, IPv6 in brackets" {
 	shared_part "$dir/vllm-ray.sh.j2" serve >"$BATS_TEST_TMPDIR/serve"
-	grep -qxF 'until curl -fsS -o /dev/null "$url/health"; do' "$BATS_TEST_TMPDIR/serve"
+	grep -qxF 'until curl --noproxy "*" -fs --max-time 5 -o /dev/null "$url/health"; do' "$BATS_TEST_TMPDIR/serve"
 	grep -qxF 'mad-mark --ready "$url"' "$BATS_TEST_TMPDIR/serve"
 	shared_part "$dir/sglang.sh.j2" serve | diff "$BATS_TEST_TMPDIR/serve" - ||
 		{ echo "sglang.sh.j2: the shared serve block differs from vllm-ray.sh.j2's"; false; }
@@ -97,6 +97,35 @@ launch_text() { # launcher
 	assert_output http://10.1.2.3:30000
 	run bash -c "MASTER_ADDR=fd6d:6164::b port=8000; $code; echo \$url"
 	assert_output 'http://[fd6d:6164::b]:8000'
+}
+
+# Runs the serve block (its text between the quotes) after a stand-in server that exits
+# with 3 after a moment, with PATH holding only sleep, uname, a mad-mark that logs its
+# arguments, and curl when $1 is "curl" (one that answers at once and logs its arguments).
+run_serve_block() { # curl|no-curl
+	local bin=$BATS_TEST_TMPDIR/bin-$1 block
+	mkdir -p "$bin"
+	ln -sf "$(command -v sleep)" "$(command -v uname)" "$bin/"
+	printf '#!/bin/bash\necho "mad-mark $*" >>%q\n' "$BATS_TEST_TMPDIR/calls-$1" >"$bin/mad-mark"
+	if [[ $1 == curl ]]; then
+		printf '#!/bin/bash\necho "curl $*" >>%q\n' "$BATS_TEST_TMPDIR/calls-$1" >"$bin/curl"
+	fi
+	chmod +x "$bin"/*
+	block=$(shared_part "$dir/sglang.sh.j2" serve | sed -e '1d' -e '$d' -e "s/'\$//")
+	run env -i PATH="$bin" MASTER_ADDR=10.1.2.3 port=30000 /bin/bash -c "(sleep 0.3; exit 3) & $block"
+}
+
+@test "launchers: the serve block marks ready once curl answers, straight to the node; without curl it says so" {
+	run_serve_block curl
+	[[ $status == 3 ]] # the server's status, after it ended
+	run cat "$BATS_TEST_TMPDIR/calls-curl"
+	assert_line 'curl --noproxy * -fs --max-time 5 -o /dev/null http://10.1.2.3:30000/health'
+	assert_line 'mad-mark --ready http://10.1.2.3:30000'
+	run_serve_block no-curl
+	[[ $status == 3 ]]
+	assert_output --partial "mad: no curl on "
+	assert_output --partial "the job serves but is never marked ready"
+	[[ ! -e $BATS_TEST_TMPDIR/calls-no-curl ]] # no mad-mark --ready
 }
 
 @test "launchers: each launcher gets exactly the flags its interface names, from the contract" {

@@ -254,13 +254,16 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 	c->gpus_from = f->gpus_from;
 	if (choose_nproc(o, f, c, err, size))
 		return -1;
+	c->restart = f->restart_count > 0 ? f->restart_count : 0;
+	c->uid = f->uid >= 0 ? (uid_t)f->uid : getuid();
+	snprintf(c->cluster, sizeof(c->cluster), "%s", f->cluster);
 	if (*c->run_dir) {
-		if (f->restart_count > 0)
-			snprintf(c->job_dir, sizeof(c->job_dir), "%s/%ld.%ld", c->run_dir,
-				 c->collect_job_id, f->restart_count);
-		else
-			snprintf(c->job_dir, sizeof(c->job_dir), "%s/%ld", c->run_dir,
-				 c->collect_job_id);
+		/* the first of the attempt's names (jobdir.h): what it is once opened */
+		struct mad_jobdir d;
+
+		if (mad_contract_jobdir(c, &d, err, size))
+			return -1;
+		snprintf(c->job_dir, sizeof(c->job_dir), "%s", d.base);
 	}
 	/* one record per step: each step has its own port and task count */
 	if (c->step_id == MAD_NONE)
@@ -275,6 +278,45 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 		c->needs_rendezvous = 1;
 	}
 	return 0;
+}
+
+/* The attempt's first name: <job> or, requeued, <job>.<restart>. */
+static void base_name(const struct mad_contract *c, char *out, size_t size)
+{
+	if (c->restart > 0)
+		snprintf(out, size, "%ld.%ld", c->collect_job_id, c->restart);
+	else
+		snprintf(out, size, "%ld", c->collect_job_id);
+}
+
+int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err,
+			size_t size)
+{
+	char name[64];
+
+	base_name(c, name, sizeof(name));
+	return mad_jobdir_init(d, c->run_dir, name, c->cluster, c->collect_job_id, c->restart,
+			       c->uid, err, size);
+}
+
+int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err,
+			 size_t size)
+{
+	struct mad_jobdir d;
+	char path[MAD_JOBDIR_PATH];
+	int rc;
+
+	if (!*c->run_dir)
+		return mad_error(err, size, "no run folder");
+	if (mad_contract_jobdir(c, &d, err, size))
+		return -1;
+	rc = mad_jobdir_open(&d, mode, path, sizeof(path), c->job_dir_notes,
+			     sizeof(c->job_dir_notes), err, size);
+	if (rc == 0) {
+		memcpy(c->job_dir, path, strlen(path) + 1);
+		c->job_dir_open = 1;
+	}
+	return rc;
 }
 
 int mad_contract_compute(const struct mad_options *o, const struct mad_facts *f,
@@ -320,7 +362,7 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 	struct mad_rdzv r;
 	int rc;
 
-	if (mad_job_dir_make(c->run_dir, c->job_dir, err, size))
+	if (!c->job_dir_open && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, size))
 		return -1;
 	if (c->rank == 0) {
 		memset(&r, 0, sizeof(r));
@@ -338,12 +380,12 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 		return mad_rdzv_publish(c->job_dir, c->record, &r, err, size);
 	}
 	if (!wait) {
-		rc = mad_rdzv_read(c->job_dir, c->record, &r, err, size);
+		rc = mad_rdzv_read(c->job_dir, c->record, c->uid, &r, err, size);
 		if (rc < 0)
 			return -1;
 		if (rc == 0 || r.job_id != c->collect_job_id)
 			return 1;
-	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->rank,
+	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->uid, c->rank,
 				 c->timeout, &r, err, size)) {
 		return -1;
 	}
@@ -419,7 +461,11 @@ int mad_contract_export(const struct mad_options *o,
 	rc |= set(ctx, "MAD_COLLECT_JOB_ID", num[7], c->facts_from);
 	if (*c->run_dir) {
 		rc |= set(ctx, "MAD_RUN_DIR", c->run_dir, option_source(o, OPT_RUN_DIR));
-		rc |= set(ctx, "MAD_JOB_DIR", c->job_dir, "computed");
+		char from[sizeof(c->job_dir_notes) + 16];
+
+		snprintf(from, sizeof(from), "computed%s%s%s", *c->job_dir_notes ? " (" : "",
+			 c->job_dir_notes, *c->job_dir_notes ? ")" : "");
+		rc |= set(ctx, "MAD_JOB_DIR", c->job_dir, from);
 	}
 	rc |= set(ctx, "MAD_ENV_FROM", env_from, "computed");
 	return rc ? -1 : 0;

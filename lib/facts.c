@@ -16,6 +16,7 @@ void mad_facts_init(struct mad_facts *f)
 	f->node_id = f->nnodes = f->job_nnodes = f->restart_count = MAD_NONE;
 	f->step_id = f->task_id = f->ntasks = f->local_id = f->local_ntasks = MAD_NONE;
 	f->node_tasks = f->inherited_nproc = f->resv_port = MAD_NONE;
+	f->uid = MAD_NONE;
 	f->gpus = -1;
 }
 
@@ -105,6 +106,8 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 	f->array_task_min = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_MIN");
 	f->array_task_count = env_long(getenv_fn, ctx, "SLURM_ARRAY_TASK_COUNT");
 	f->restart_count = env_long(getenv_fn, ctx, "SLURM_RESTART_COUNT");
+	if (getenv_fn(ctx, "SLURM_CLUSTER_NAME", f->cluster, sizeof(f->cluster)) != 1)
+		f->cluster[0] = '\0';
 	here = f->node_id == MAD_NONE || f->batch_step ? 0 : f->node_id;
 	if (f->step_id != MAD_NONE) {
 		/* in an srun step the task env is the step's */

@@ -2,7 +2,7 @@
 /* marker.c: see marker.h. */
 #include "marker.h"
 #include "error.h"
-#include "rendezvous.h"
+#include "jobdir.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -79,19 +79,12 @@ int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, co
 	return mad_marker_write(job_dir, rank, content, len, err, size);
 }
 
-static int expected_write(const char *job_dir, long count, char *err, size_t size)
+int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
 {
-	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%ld\n", count);
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "%ld\ntime=%ld\n", count, (long)time(NULL));
 
 	return mad_write_file(job_dir, "expected", buf, (size_t)n, 0, err, size);
-}
-
-int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count, char *err, size_t size)
-{
-	if (mad_job_dir_make(run_dir, job_dir, err, size))
-		return -1;
-	return expected_write(job_dir, count, err, size);
 }
 
 int mad_marker_parse(const char *text, size_t len, long *status, long *time,

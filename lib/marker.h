@@ -21,7 +21,7 @@ void mad_marker_name(char *name, size_t size, long rank);
  * in nodes fan-out, written by the plugin's task_exit (design.md §10).  Safe in
  * a forked child, as mad_marker_name(). */
 void mad_step_marker_name(char *name, size_t size, long step, long rank);
-/* Writes the marker (once; an existing one is kept): 0, or -1 with ERR.
+/* Writes the marker (replacing an earlier attempt's): 0, or -1 with ERR.
  * With ERR NULL, safe in a forked child: system calls only. */
 int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
 		     size_t size);
@@ -29,10 +29,10 @@ int mad_marker_write(const char *job_dir, long rank, const char *content, size_t
  * mad_marker_write), as whoever calls: the job's user.  0, or -1 with ERR. */
 int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
 		     char *err, size_t size);
-/* Makes the job folder JOB_DIR below RUN_DIR (mad_job_dir_make) and writes
- * its 'expected' file, COUNT: how many markers mad-wait waits for.  As the
- * job's user.  0, or -1 with ERR. */
-int mad_job_dir_expect(const char *run_dir, const char *job_dir, long count, char *err, size_t size);
+/* Writes the job folder's 'expected' file: COUNT, how many markers mad-wait
+ * waits for, and the time.  As the job's user, in the attempt's opened
+ * folder (jobdir.h).  0, or -1 with ERR. */
+int mad_expected_write(const char *job_dir, long count, char *err, size_t size);
 /* Reads a marker's text: 1 complete (*STATUS, *TIME or -1, HOST, NOTE from
  * error=), 0 empty, -1 not a marker (NOTE says why). */
 int mad_marker_parse(const char *text, size_t len, long *status, long *time,

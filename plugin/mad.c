@@ -10,10 +10,12 @@
  *  - files are written as the job's user, never as root. */
 #include "config.h"
 
+#include "child.h"
 #include "contract.h"
 #include "marker.h"
 #include "netaddr.h"
 #include "options.h"
+#include "jobdir.h"
 #include "rendezvous.h"
 #include "version.h"
 
@@ -49,7 +51,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 
 #define BATCH_STEP 0xfffffffbU  /* SLURM_BATCH_SCRIPT; spank.h lacks it */
 #define ERR_MAX 1536
-#define MARKER_WAIT_MS 10000 /* a marker's writer gets this long */
+#define MARKER_WAIT_MS 10000 /* a step's marker writers get this long in all */
 
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format. */
@@ -197,6 +199,12 @@ static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t si
 
 	mad_facts_from_env(f, job_getenv, sp, nodelist, size);
 	f->host_lacks_options = !slurm;
+	{
+		uid_t uid;
+
+		if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+			f->uid = (long)uid;
+	}
 	if (spank_get_item(sp, S_JOB_ID, &u32) == ESPANK_SUCCESS && u32)
 		f->job_id = u32;
 	if (!slurm)
@@ -258,15 +266,36 @@ static int rendezvous(spank_t sp, const struct mad_options *o,
 }
 
 /* A failure this task's marker should record (we are the user here). */
-static void mark_failure(const struct mad_contract *c, const struct mad_facts *f,
-			 const char *why)
+static void mark_failure(struct mad_contract *c, const struct mad_facts *f, const char *why)
 {
-	if (!*c->job_dir || !f->batch_step || f->host_lacks_options)
+	char err[ERR_MAX];
+
+	if (!*c->run_dir || !f->batch_step || f->host_lacks_options)
 		return; /* on spur we are root in spurd: no file, mad-mark does it */
-	/* the folder may not exist yet (no rendezvous made it): the reason
-	 * must reach the marker all the same */
-	if (mad_job_dir_expect(c->run_dir, c->job_dir, c->markers_expected, NULL, 0) == 0)
+	/* the folder may not be open yet (no rendezvous opened it): the
+	 * reason must reach the marker all the same */
+	if ((c->job_dir_open || mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err)) == 0) &&
+	    mad_expected_write(c->job_dir, c->markers_expected, NULL, 0) == 0)
 		mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
+}
+
+/* Opens the attempt's job folder in task_init (jobdir.h): SLURM's batch
+ * step runs before anything else of its attempt, so it founds a fresh one;
+ * an srun step finds the one its batch step founded (MAD_JOB_DIR names it),
+ * and a step that makes its own (salloc: no batch step) does so only when
+ * it needs one.  Never on spur: there we are root in spurd. */
+static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char *err, size_t size)
+{
+	int rc;
+
+	if (!*c->run_dir || f->host_lacks_options)
+		return 0;
+	rc = mad_contract_job_dir(c, f->batch_step ? MAD_JOBDIR_FOUND : MAD_JOBDIR_FIND, err, size);
+	if (rc < 0)
+		return -1;
+	if (*c->job_dir_notes)
+		log_error("%s", c->job_dir_notes);
+	return 0;
 }
 
 /* The task cannot have a correct contract: it must not run (design.md §14, defect 4:
@@ -302,7 +331,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
-	if (mad_contract_compute(&o, &f, &c, err, sizeof(err))) {
+	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)) ||
+	    open_job_dir(&c, &f, err, sizeof(err))) {
 		log_error("%s", err);
 		return fail_task(sp, err);
 	}
@@ -317,8 +347,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		log_error("%s", err);
 		return fail_task(sp, err);
 	}
-	if (*c.job_dir && f.batch_step && !f.host_lacks_options &&
-	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err))) {
+	if (c.job_dir_open && f.batch_step &&
+	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))) {
 		log_error("%s", err);
 		return fail_task(sp, err);
 	}
@@ -329,27 +359,42 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* Writes the marker NAME (the batch script's, or a step task's) as the
- * job's user: a child drops every id before it touches the user's folder,
- * so a planted symlink never makes root write through it.  The child makes
- * system calls only. */
-static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const char *name,
+/* What the marker writers of this slurmstepd (one step) may wait in all:
+ * they run in its task-reaping loop, one task after another, so a hung
+ * shared folder costs the step this once, not once per task.  A global is
+ * right here only: slurmstepd is a process per step, and on spur (one
+ * daemon for every job) the plugin writes no file. */
+static struct mad_child_budget marker_budget = { MARKER_WAIT_MS * 1000L };
+
+/* Writes the marker NAME (the batch script's, or a step task's) in the
+ * attempt's job folder D as the job's user: a child drops every id (keeping
+ * the user's groups, through which a run folder may be writable) before it
+ * touches the user's folder, so a planted symlink never makes root write
+ * through it.  The child makes system calls only. */
+static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const char *name,
 				 const char *content, size_t len, int flags)
 {
 	static const char *const why[] = {
 		[125] = "dropping privileges failed",
-		[126] = "the job folder cannot be made",
+		[126] = "no job folder of this attempt can be opened",
 		[127] = "the file cannot be written",
 	};
 	uid_t uid;
-	gid_t gid;
-	pid_t pid, got = 0;
-	int status = 0;
-	long us, pause;
+	gid_t gid, *gids = NULL;
+	int ngids = 0, status = 0, rc;
+	pid_t pid;
 
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
 		log_error("cannot tell the job's user: no completion marker written");
+		return;
+	}
+	/* the groups SLURM gave the job's tasks, looked up by slurmd already */
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) != ESPANK_SUCCESS || ngids < 0)
+		gids = NULL, ngids = 0;
+	if (marker_budget.left_us <= 0) {
+		log_error("the marker '%s/%s' is not written: the shared folder did not answer within %d s for this step's earlier markers",
+			  d->base, name, MARKER_WAIT_MS / 1000);
 		return;
 	}
 	pid = fork();
@@ -358,37 +403,25 @@ static void write_marker_as_user(spank_t sp, const struct mad_contract *c, const
 		return;
 	}
 	if (pid == 0) {
-		if (setgroups(1, &gid) || setresgid(gid, gid, gid) ||
-		    setresuid(uid, uid, uid) || getuid() != uid || geteuid() != uid)
+		char dir[MAD_JOBDIR_PATH];
+
+		if ((ngids ? setgroups((size_t)ngids, gids) : setgroups(1, &gid)) ||
+		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
+		    geteuid() != uid)
 			_exit(125);
-		if (mkdir(c->job_dir, 0755) && errno != EEXIST)
+		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), NULL, 0, NULL, 0))
 			_exit(126);
-		_exit(mad_write_file(c->job_dir, name, content, len, flags, NULL, 0) ? 127 : 0);
+		_exit(mad_write_file(dir, name, content, len, flags, NULL, 0) ? 127 : 0);
 	}
-	/* Bounded: a hung shared folder must not hold slurmstepd's reaping
-	 * loop (every later task waits behind this one). */
-	/* The writer takes about a millisecond: poll from 100 us, doubling up
-	 * to 25.6 ms, so a step's tasks do not each pay a fixed sleep. */
-	for (us = 0, pause = 100; us < MARKER_WAIT_MS * 1000L; us += pause) {
-		got = waitpid(pid, &status, WNOHANG);
-		if (got != 0 && !(got < 0 && errno == EINTR))
-			break;
-		nanosleep(&(struct timespec){ 0, pause * 1000L }, NULL);
-		if (pause < 20000)
-			pause *= 2;
-	}
-	if (got == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, WNOHANG);
+	rc = mad_child_reap(pid, &marker_budget, &status);
+	if (rc == 1)
 		log_error("the completion marker '%s/%s' was not written within %d s (the shared folder hangs?)",
-			  c->job_dir, name, MARKER_WAIT_MS / 1000);
-		return;
-	}
-	if (got < 0)
+			  d->base, name, MARKER_WAIT_MS / 1000);
+	else if (rc < 0)
 		log_error("cannot tell whether the completion marker '%s/%s' was written: %s",
-			  c->job_dir, name, strerror(errno));
+			  d->base, name, strerror(errno));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		log_error("could not write the completion marker '%s/%s' as uid %u: %s", c->job_dir,
+		log_error("could not write the completion marker '%s/%s' as uid %u: %s", d->base,
 			  name, (unsigned)uid,
 			  WIFEXITED(status) && WEXITSTATUS(status) >= 125 && WEXITSTATUS(status) <= 127 ?
 				  why[WEXITSTATUS(status)] :
@@ -405,6 +438,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct mad_options o;
 	struct mad_facts f;
 	struct mad_contract c;
+	struct mad_jobdir d;
 	char err[ERR_MAX], nodelist[65536], content[1024], name[64];
 	int wstatus, status;
 	size_t len;
@@ -433,7 +467,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL);
 	/* A step task's marker only names a failure (the batch marker decides):
 	 * not worth an fsync per task in slurmstepd's reaping loop. */
-	if (len)
-		write_marker_as_user(sp, &c, name, content, len, f.batch_step ? 0 : MAD_WRITE_NOSYNC);
+	if (len && mad_contract_jobdir(&c, &d, err, sizeof(err)) == 0)
+		write_marker_as_user(sp, &d, name, content, len, f.batch_step ? 0 : MAD_WRITE_NOSYNC);
 	return 0;
 }

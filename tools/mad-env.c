@@ -130,7 +130,7 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
  * (array fan-out, spur's per-node script), the step's tasks in an srun
  * step.  SLURM's batch script of a nodes fan-out job is one task on the
  * first node: it would wait for ranks that never run a batch script. */
-static int run_barrier(const struct mad_contract *c)
+static int run_barrier(struct mad_contract *c)
 {
 	long step = c->step_id, rank = step == MAD_NONE ? c->rank : c->task_rank;
 	long nranks = step == MAD_NONE ? c->nnodes : c->world_size;
@@ -143,7 +143,7 @@ static int run_barrier(const struct mad_contract *c)
 		die("--barrier: the batch script of a nodes fan-out job runs on the first node only; call it in every task of an srun step, or use --mad-fanout=array");
 	if (gethostname(host, sizeof(host) - 1))
 		strcpy(host, "?");
-	if (mad_job_dir_make(c->run_dir, c->job_dir, err, sizeof(err)) ||
+	if ((!c->job_dir_open && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err))) ||
 	    mad_barrier_wait(c->job_dir, step == MAD_NONE ? -1 : step, rank, nranks, host,
 			     c->timeout, err, sizeof(err)))
 		die("%s", err);
@@ -223,6 +223,16 @@ int main(int argc, char **argv)
 	if (mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac, site_av, err,
 			     sizeof(err)))
 		die("%s", err);
+	/* the attempt's job folder (jobdir.h): made where this writes in it,
+	 * else only found, so --explain names what it passed over */
+	if (*c.run_dir && out.mode == 0 && mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)))
+		die("%s", err);
+	/* --explain and --json say what they found, and why not */
+	if (*c.run_dir && out.mode != 0 &&
+	    mad_contract_job_dir(&c, MAD_JOBDIR_FIND, err, sizeof(err)) < 0)
+		snprintf(c.job_dir_notes, sizeof(c.job_dir_notes), "%.1000s", err);
+	if (out.mode == 0 && *c.job_dir_notes)
+		tool_error("warning: %s", c.job_dir_notes);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		die("%s", err);
 	/* after the rendezvous: rank 0 of an array has published its address
@@ -236,8 +246,8 @@ int main(int argc, char **argv)
 	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
 		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
-	if (out.mode == 0 && *c.job_dir &&
-	    mad_job_dir_expect(c.run_dir, c.job_dir, c.markers_expected, err, sizeof(err)))
+	if (out.mode == 0 && c.job_dir_open &&
+	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))
 		die("%s", err);
 	if (out.mode == 2)
 		out.json = cJSON_CreateObject();

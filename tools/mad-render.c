@@ -8,7 +8,7 @@
 #include "render/dataload.h"
 #include "render/template.h"
 #include "render/value.h"
-#include "rendezvous.h"
+#include "jobdir.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -69,7 +69,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 1, err, sizeof(err));
+	rc = mad_write_file(dir, slash ? slash + 1 : path, data, len, 0, err, sizeof(err));
 	if (rc)
 		tool_error("%s", err);
 	return rc;

@@ -3,7 +3,7 @@
 #include "barrier.h"
 #include "clock.h"
 #include "error.h"
-#include "rendezvous.h"
+#include "jobdir.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
 #include "ready.h"
 #include "error.h"
 #include "marker.h"
-#include "rendezvous.h"
+#include "jobdir.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -27,6 +27,8 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->expected = -1;
 	j->time_limit = -1;
 	j->verdict = WAIT_PENDING;
+	j->uid = getuid();
+	j->submitted = -1;
 	snprintf(j->run_dir, sizeof(j->run_dir), "%s", run_dir);
 	snprintf(j->dir, sizeof(j->dir), "%s/%ld", run_dir, id);
 	return 0;
@@ -249,7 +251,7 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 		j->expected_from = "--nnodes";
 	} else if (has_expected && read_count(dirfd, "expected", &j->expected) == 0) {
 		j->expected_from = "the job folder's 'expected' file";
-	} else if (has_record && mad_rdzv_read(j->dir, MAD_RDZV_RECORD, &rec, err, sizeof(err)) == 1 &&
+	} else if (has_record && mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
 		   rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
 		j->expected = rec.nnodes;
 		j->expected_from = "the rendezvous record";

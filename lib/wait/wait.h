@@ -25,6 +25,7 @@
 #include "ready.h"
 
 #include <stddef.h>
+#include <sys/types.h>
 
 enum mad_rank_state {
 	RANK_MISSING, /* no marker yet */
@@ -107,6 +108,10 @@ struct mad_wait_cfg {
 
 struct mad_wait_job {
 	long id;
+	/* whose files count (jobdir.h): the job's user and submit time, from
+	 * squeue; until it answers, the caller's uid and no time */
+	uid_t uid;
+	long submitted; /* -1 unknown */
 	char run_dir[4096];
 	char dir[4200]; /* run_dir/<id>[.<restart>] */
 	long restart;

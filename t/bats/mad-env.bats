@@ -90,13 +90,17 @@ setup() {
 	assert_line 'export NODE_RANK=1'
 }
 
-@test "mad-mark writes this rank's marker once, atomically, as the caller" {
+@test "mad-mark writes this rank's marker atomically, as the caller, over what an earlier attempt left" {
 	run "${job[@]}" mad-mark 3
 	assert_success
 	[[ $(head -1 "$run_dir/12/done_rank0") == 3 ]]
-	run "${job[@]}" mad-mark 0 # idempotent: the first marker stays
+	# one writer per rank and attempt: what is there is an earlier attempt's
+	# (or this writer's), never kept in place of this write
+	run "${job[@]}" mad-mark 0
 	assert_success
-	[[ $(head -1 "$run_dir/12/done_rank0") == 3 ]]
+	[[ $(head -1 "$run_dir/12/done_rank0") == 0 ]]
+	grep -q '^cluster=.*$' "$run_dir/12/attempt"
+	grep -qx 'job=12' "$run_dir/12/attempt"
 	[[ $(stat -c %u "$run_dir/12/done_rank0") == $(id -u) ]]
 	[[ -z $(find "$run_dir/12" -name '.*tmp*') ]]
 }

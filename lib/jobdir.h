@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* jobdir.h: the job folder of one attempt, and writing files into it
+ * (design.md §15).
+ *
+ * A job folder decides verdicts, addresses and barriers, so it is used only
+ * if this attempt could have made it: a real directory (never a symbolic
+ * link), owned by the job's user, writable by no one else, holding an
+ * 'attempt' file (written with the folder, which appears whole by rename)
+ * whose identity (cluster, job id, restart count) is this attempt's.
+ * Anything else in the run folder under the job's name (planted by another
+ * user, a link, another cluster's folder, a folder of an older release) is
+ * passed over and named, and the attempt takes the next name, <base>~1 ..
+ * <base>~7, which every node computes alike: a stale or foreign folder never
+ * blocks a job, and needs no manual cleaning.
+ *
+ * An earlier job with the same id on the same cluster (a controller whose
+ * state was reset, MaxJobId wrapped) has the same identity.  The batch step
+ * on SLURM runs before anything else of its attempt, so it founds the
+ * folder (MAD_JOBDIR_FOUND): a folder of its own identity it finds there
+ * is that earlier job's, and it is moved aside to <name>.old.<time>.<pid>.
+ * mad-wait checks each file's time against the job's submit time besides.
+ *
+ * With ERR and NOTES NULL, the functions marked so make system calls only:
+ * a child forked from slurmstepd (multi-threaded) may call them. */
+#ifndef MAD_JOBDIR_H
+#define MAD_JOBDIR_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define MAD_JOBDIR_NAMES 8   /* <base>, <base>~1 .. <base>~7 */
+#define MAD_JOBDIR_PATH 4200 /* a run folder (MAD_VALUE_MAX) and a job's name */
+#define MAD_JOBDIR_ATTEMPT "attempt"
+
+/* One attempt's folder names and identity, formatted beforehand. */
+struct mad_jobdir {
+	char base[MAD_JOBDIR_PATH]; /* RUN_DIR/<job>[.<restart>] */
+	char run_dir[MAD_JOBDIR_PATH];
+	char attempt[768];     /* the attempt file this attempt writes */
+	size_t attempt_len;
+	size_t cluster_len;    /* the first line, "cluster=NAME\n" */
+	size_t identity_len;   /* the first three lines: cluster, job, restart */
+	int any_cluster;       /* mad-wait: the cluster is not known */
+	uid_t uid;             /* the job's user */
+};
+
+/* Fills D for the attempt whose folder would be RUN_DIR/BASE_NAME: the job's
+ * CLUSTER (SLURM_CLUSTER_NAME; NULL: any, for a reader that cannot know
+ * it), JOB (the collection id), RESTART (0 for the first attempt), UID.
+ * 0, or -1 with ERR. */
+int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_name,
+		    const char *cluster, long job, long restart, uid_t uid, char *err, size_t size);
+
+/* Why a folder is not this attempt's. */
+enum mad_jobdir_why {
+	JOBDIR_OURS,
+	JOBDIR_ABSENT,
+	JOBDIR_LINK,          /* a symbolic link */
+	JOBDIR_NOT_DIR,       /* another kind of file */
+	JOBDIR_OWNER,         /* owned by another user */
+	JOBDIR_MODE,          /* writable by group or others */
+	JOBDIR_NO_ATTEMPT,    /* no readable attempt file of the user's */
+	JOBDIR_OTHER_ATTEMPT, /* another cluster's or job's */
+	JOBDIR_ERROR,         /* lstat failed otherwise */
+};
+
+/* Name K (0..MAD_JOBDIR_NAMES-1) into OUT (MAD_JOBDIR_PATH bytes).
+ * System calls only. */
+void mad_jobdir_name(const struct mad_jobdir *d, int k, char *out);
+
+/* Whether PATH is this attempt's folder; *ST is its lstat.  System calls
+ * only. */
+enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *path, struct stat *st);
+
+/* What PATH is, for a message: "owned by uid 1001, not the job's user
+ * (uid 1000)". */
+void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
+			 const struct stat *st, char *out, size_t size);
+
+enum mad_jobdir_mode {
+	MAD_JOBDIR_FIND,  /* only an existing folder of this attempt */
+	MAD_JOBDIR_JOIN,  /* that, else make one under the first free name */
+	MAD_JOBDIR_FOUND, /* a fresh one: an earlier job's is moved aside */
+};
+
+/* Opens the attempt's folder: walks the names in order and takes the first
+ * that is this attempt's (FIND, JOIN), or that is free (JOIN, FOUND),
+ * passing over the others.  The path into OUT (OSIZE >= MAD_JOBDIR_PATH).
+ * Returns 0; 1 for FIND when there is none (yet); -1 with ERR when the run
+ * folder is unusable or every name is taken.  NOTES gets the folders passed
+ * over ("ignored '/shared/mad/5042': owned by uid 1001, not the job's user
+ * (uid 1000)"), "" when none.  System calls only when ERR and NOTES are
+ * NULL (then FOUND is not allowed). */
+int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char *out, size_t osize,
+		    char *notes, size_t nsize, char *err, size_t size);
+
+/* FLAGS of mad_write_file(). */
+enum {
+	MAD_WRITE_NOSYNC = 2, /* no fsync: a file whose loss in a crash costs nothing */
+};
+
+/* Writes NAME in DIR with CONTENT atomically: a temporary file opened with
+ * O_EXCL|O_NOFOLLOW, fsync (unless MAD_WRITE_NOSYNC), then rename() over
+ * NAME.  Each file of a job folder has one writer per attempt, so what is
+ * there already is an earlier attempt's (or the same writer's): the write
+ * replaces it, and a write that cannot happen is an error, never a
+ * success.  Returns 0, or -1 with ERR.  System calls only when ERR is
+ * NULL. */
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
+		   char *err, size_t size);
+
+/* Whether NAME in the folder DIRFD is a regular file of UID: 0, or -1 with
+ * WHY ("a symbolic link", "owned by uid 1001, not the job's user (uid
+ * 1000)").  *ST gets its lstat. */
+int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why,
+		   size_t wsize);
+
+#endif

@@ -94,16 +94,23 @@ int mad_write_file(const char *dir, const char *name, const char *content, size_
 int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why,
 		   size_t wsize)
 {
-	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW))
-		return mad_error(why, wsize, "%s", strerror(errno));
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW)) {
+		int e = errno;
+
+		mad_error(why, wsize, "%s", strerror(e));
+		errno = e;
+		return -1;
+	}
 	if (S_ISLNK(st->st_mode))
-		return mad_error(why, wsize, "a symbolic link");
-	if (!S_ISREG(st->st_mode))
-		return mad_error(why, wsize, "not a regular file");
-	if (st->st_uid != uid)
-		return mad_error(why, wsize, "owned by uid %u, not the job's user (uid %u)",
-				 (unsigned)st->st_uid, (unsigned)uid);
-	return 0;
+		snprintf(why, wsize, "a symbolic link");
+	else if (!S_ISREG(st->st_mode))
+		snprintf(why, wsize, "not a regular file");
+	else if (st->st_uid != uid)
+		snprintf(why, wsize, "owned by uid %u, not the job's user (uid %u)",
+			 (unsigned)st->st_uid, (unsigned)uid);
+	else
+		return 0;
+	return 1;
 }
 
 /* A cluster name goes into a file line: printable and short. */

@@ -110,9 +110,10 @@ enum {
 int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
 		   char *err, size_t size);
 
-/* Whether NAME in the folder DIRFD is a regular file of UID: 0, or -1 with
- * WHY ("a symbolic link", "owned by uid 1001, not the job's user (uid
- * 1000)").  *ST gets its lstat. */
+/* Whether NAME in the folder DIRFD is a regular file of UID: 0; 1 when it
+ * is not, WHY saying so ("a symbolic link", "owned by uid 1001, not the
+ * job's user (uid 1000)"); -1 (errno, WHY) when it cannot be looked at.
+ * *ST gets its lstat. */
 int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why,
 		   size_t wsize);
 

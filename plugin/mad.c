@@ -279,18 +279,23 @@ static void mark_failure(struct mad_contract *c, const struct mad_facts *f, cons
 		mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
 }
 
-/* Opens the attempt's job folder in task_init (jobdir.h): SLURM's batch
- * step runs before anything else of its attempt, so it founds a fresh one;
- * an srun step finds the one its batch step founded (MAD_JOB_DIR names it),
- * and a step that makes its own (salloc: no batch step) does so only when
- * it needs one.  Never on spur: there we are root in spurd. */
+/* Opens the attempt's job folder in task_init (jobdir.h).  In nodes
+ * fan-out SLURM's batch step runs before anything else of its attempt, so
+ * it founds a fresh one; an array task's batch step joins its siblings'
+ * (they share the identity and start in any order); an srun step finds the
+ * one its batch step opened, and one that makes its own (salloc: no batch
+ * step) does so only when it needs one.  Never on spur: there we are root
+ * in spurd. */
 static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char *err, size_t size)
 {
+	enum mad_jobdir_mode mode = !f->batch_step		    ? MAD_JOBDIR_FIND :
+				    c->fanout == MAD_FANOUT_NODES ? MAD_JOBDIR_FOUND :
+								    MAD_JOBDIR_JOIN;
 	int rc;
 
 	if (!*c->run_dir || f->host_lacks_options)
 		return 0;
-	rc = mad_contract_job_dir(c, f->batch_step ? MAD_JOBDIR_FOUND : MAD_JOBDIR_FIND, err, size);
+	rc = mad_contract_job_dir(c, mode, err, size);
 	if (rc < 0)
 		return -1;
 	if (*c->job_dir_notes)

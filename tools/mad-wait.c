@@ -377,6 +377,24 @@ static void json_outcome(cJSON *o, enum mad_rank_state state, long status, const
 }
 
 /* RANKS, MISSING and TASKS of attempt A into O. */
+/* What mad-wait passed over ("ignored ...: why; ignored ..."), a list. */
+static void json_ignored(cJSON *o, const char *notes)
+{
+	cJSON *list = cJSON_AddArrayToObject(o, "ignored");
+	const char *p = notes;
+
+	while (list && *p) {
+		const char *end = strstr(p, "; ignored ");
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char *item = strndup(p, n);
+
+		if (item)
+			cJSON_AddItemToArray(list, cJSON_CreateString(item));
+		free(item);
+		p += n + (end ? 2 : 0);
+	}
+}
+
 static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
 {
 	cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
@@ -450,6 +468,7 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 		cJSON_AddStringToObject(o, "verdict", verdict_name(j->verdict == WAIT_PENDING ? code : j->verdict));
 		cJSON_AddStringToObject(o, "reason", j->verdict == WAIT_PENDING ? why : j->reason);
 		cJSON_AddStringToObject(o, "dir", j->dir);
+		json_ignored(o, j->ignored);
 		cJSON_AddNumberToObject(o, "attempt", (double)(j->restart + 1));
 		if (j->expected > 0)
 			cJSON_AddNumberToObject(o, "expected", (double)j->expected);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -80,6 +81,21 @@ int mad_state_final(const char *state)
 	return 0;
 }
 
+long mad_submit_time_parse(const char *s)
+{
+	struct tm tm;
+	char *end;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || *end)
+		return -1;
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	return t < 0 ? -1 : (long)t;
+}
+
 /* The job id a squeue id belongs to: "12", "12_3", "12_[0-3%2]", "12+0". */
 static long base_id(const char *tok)
 {
@@ -107,10 +123,13 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 		e[i].state[0] = '\0';
 		e[i].time_limit = -1;
 		e[i].array = 0;
+		e[i].user[0] = '\0';
+		e[i].uid = -1;
+		e[i].submitted = -1;
 	}
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		char line[512], *tok[3] = { NULL, NULL, NULL }, *save = NULL, *w;
+		char line[512], *tok[5] = { NULL, NULL, NULL, NULL, NULL }, *save = NULL, *w;
 		size_t ln = (size_t)((eol ? eol : end) - p);
 		int nt = 0;
 		long id;
@@ -123,7 +142,7 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 		memcpy(line, p, ln);
 		line[ln] = '\0';
 		p = eol ? eol + 1 : end;
-		for (w = strtok_r(line, " \t\r", &save); w && nt < 3; w = strtok_r(NULL, " \t\r", &save))
+		for (w = strtok_r(line, " \t\r", &save); w && nt < 5; w = strtok_r(NULL, " \t\r", &save))
 			tok[nt++] = w;
 		if (nt == 0)
 			continue;
@@ -142,11 +161,19 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 			if (e[i].listing == LISTING_ABSENT || !mad_state_final(tok[1]))
 				snprintf(e[i].state, sizeof(e[i].state), "%s", tok[1]);
 			e[i].listing = active[i] ? LISTING_ACTIVE : LISTING_ENDED;
-			if (nt == 3) {
+			if (nt >= 3) {
 				long lim = mad_time_limit_parse(tok[2]);
 
 				if (lim > e[i].time_limit)
 					e[i].time_limit = lim;
+			}
+			if (nt >= 4 && !e[i].user[0] && strlen(tok[3]) < sizeof(e[i].user))
+				memcpy(e[i].user, tok[3], strlen(tok[3]) + 1);
+			if (nt >= 5) {
+				long t = mad_submit_time_parse(tok[4]);
+
+				if (t >= 0 && (e[i].submitted < 0 || t < e[i].submitted))
+					e[i].submitted = t;
 			}
 		}
 	}
@@ -266,13 +293,18 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 	if (!sb_cstr(&ids))
 		return mad_error(err, size, "out of memory");
 	argv[0] = "squeue"; argv[1] = "--noheader"; argv[2] = "--states=all";
-	argv[3] = "--jobs"; argv[4] = ids.buf; argv[5] = "--format"; argv[6] = "%i %T %l";
+	argv[3] = "--jobs"; argv[4] = ids.buf; argv[5] = "--format"; argv[6] = "%i %T %l %u %V";
 	argv[7] = NULL;
 
 	if (run_capture(argv, timeout, &out, &errout, &status, err, size))
 		goto out;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		mad_queue_parse(out.buf, out.len, e, n);
+		for (size_t i = 0; i < n; i++) {
+			struct passwd *pw = e[i].user[0] ? getpwnam(e[i].user) : NULL;
+
+			e[i].uid = pw ? (long)pw->pw_uid : -1;
+		}
 		rc = 0;
 	} else if (WIFEXITED(status) && strstr(errout.buf, "Invalid job id specified")) {
 		mad_queue_parse("", 0, e, n); /* every id purged: none listed */

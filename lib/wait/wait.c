@@ -3,6 +3,7 @@
 #include "wait.h"
 #include "error.h"
 #include "marker.h"
+#include "jobdir.h"
 #include "rendezvous.h"
 
 #include <dirent.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RANKS_MAX 65536L
@@ -29,6 +31,7 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->verdict = WAIT_PENDING;
 	j->uid = getuid();
 	j->submitted = -1;
+	j->wait_start = (long)time(NULL);
 	snprintf(j->run_dir, sizeof(j->run_dir), "%s", run_dir);
 	snprintf(j->dir, sizeof(j->dir), "%s/%ld", run_dir, id);
 	return 0;
@@ -100,6 +103,57 @@ static int marker_step_task(const char *name, long *step, long *task)
 	return *step < 0 || *task < 0 ? -1 : 0;
 }
 
+/* Names a file or folder passed over, once, in j->ignored. */
+static void ignore(struct mad_wait_job *j, const char *what)
+{
+	size_t n = strlen(j->ignored);
+
+	if (strstr(j->ignored, what))
+		return;
+	snprintf(j->ignored + n, sizeof(j->ignored) - n, "%s%s", n ? "; " : "", what);
+}
+
+/* Whether NAME in the folder counts: a regular file of the job's user. */
+static int trusted(struct mad_wait_job *j, int dirfd, const char *name, struct stat *st)
+{
+	char why[200], text[sizeof(j->dir) + 300];
+
+	int rc = mad_file_check(dirfd, name, j->uid, st, why, sizeof(why));
+
+	if (rc == 0)
+		return 1;
+	if (rc < 0 && errno == ENOENT)
+		return 0; /* gone meanwhile */
+	snprintf(text, sizeof(text), "ignored %.40s in %.600s: %s", name, j->dir, why);
+	ignore(j, text);
+	return 0;
+}
+
+/* Whether a file written at TIME (-1: unknown, MTIME then) is older than
+ * the job (an earlier job's with the same id), or than the wait while
+ * squeue has not said when the job was submitted.  Named in j->ignored. */
+static int stale(struct mad_wait_job *j, const char *name, long time, long mtime)
+{
+	char text[sizeof(j->dir) + 300];
+	long t = time >= 0 ? time : mtime;
+	long bound = j->submitted >= 0		    ? j->submitted :
+		     j->witnessed || j->unbounded ? -1 :
+						    j->wait_start;
+
+	if (bound < 0 || t + MAD_WAIT_CLOCK_SLACK >= bound)
+		return 0;
+	if (j->submitted >= 0)
+		snprintf(text, sizeof(text),
+			 "ignored %.40s in %.600s: written at %ld, before the job was submitted (%ld): an earlier job's with the same id",
+			 name, j->dir, t, j->submitted);
+	else
+		snprintf(text, sizeof(text),
+			 "ignored %.40s in %.600s: written at %ld, before this wait began (%ld), until squeue says when the job was submitted",
+			 name, j->dir, t, bound);
+	ignore(j, text);
+	return 1;
+}
+
 /* Small whole files only, opened without following a link. */
 static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)
 {
@@ -115,14 +169,19 @@ static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)
 	return r < 0 ? -1 : (ssize_t)off;
 }
 
-/* Reads marker NAME of DIR (open as DIRFD) into R. */
-static void read_marker(const char *dir, int dirfd, const char *name, struct mad_rank *r,
+/* Reads marker NAME of J's folder (open as DIRFD) into R, if it counts. */
+static void read_marker(struct mad_wait_job *j, int dirfd, const char *name, struct mad_rank *r,
 			const struct mad_wait_cfg *cfg, double now)
 {
+	const char *dir = j->dir;
 	char buf[MARKER_MAX + 1];
-	ssize_t len = read_small(dirfd, name, buf, MARKER_MAX + 1);
+	struct stat st;
+	ssize_t len;
 	int rc;
 
+	if (!trusted(j, dirfd, name, &st))
+		return; /* not the job's: the next scan looks again */
+	len = read_small(dirfd, name, buf, MARKER_MAX + 1);
 	if (len < 0)
 		return; /* gone again, or not readable yet: the next scan retries */
 	if (len > MARKER_MAX) {
@@ -153,13 +212,18 @@ static void read_marker(const char *dir, int dirfd, const char *name, struct mad
 		r->state = RANK_INVALID;
 		return;
 	}
+	if (stale(j, name, r->time, (long)st.st_mtime)) {
+		r->state = RANK_MISSING; /* its writer may still replace it */
+		r->note[0] = '\0';
+		return;
+	}
 	r->state = r->status == 0 ? RANK_DONE : RANK_FAILED;
 }
 
 static void read_rank(struct mad_wait_job *j, int dirfd, const char *name, long n,
 		      const struct mad_wait_cfg *cfg, double now)
 {
-	read_marker(j->dir, dirfd, name, &j->rank[n], cfg, now);
+	read_marker(j, dirfd, name, &j->rank[n], cfg, now);
 }
 
 /* A step task's marker: read as a rank's, kept smaller (no note). */
@@ -172,7 +236,7 @@ static void read_task(struct mad_wait_job *j, int dirfd, const char *name, struc
 	memset(&r, 0, sizeof(r));
 	r.state = t->state;
 	r.empty_since = t->empty_since;
-	read_marker(j->dir, dirfd, name, &r, cfg, now);
+	read_marker(j, dirfd, name, &r, cfg, now);
 	t->state = r.state;
 	t->status = r.state == RANK_INVALID ? -1 : r.status;
 	t->time = r.time;
@@ -221,13 +285,17 @@ static struct mad_step_task *task_entry(struct mad_wait_job *j, long nsorted, lo
 	return t;
 }
 
-static long read_count(int dirfd, const char *name, long *out)
+static long read_count(struct mad_wait_job *j, int dirfd, const char *name, long *out)
 {
 	char buf[256];
-	ssize_t len = read_small(dirfd, name, buf, sizeof(buf) - 1);
+	struct stat st;
+	ssize_t len;
 	char *end;
 	long n;
 
+	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime))
+		return -1;
+	len = read_small(dirfd, name, buf, sizeof(buf) - 1);
 	if (len <= 0)
 		return -1;
 	buf[len] = '\0';
@@ -249,10 +317,10 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 	if (cfg->nnodes > 0) {
 		j->expected = cfg->nnodes;
 		j->expected_from = "--nnodes";
-	} else if (has_expected && read_count(dirfd, "expected", &j->expected) == 0) {
+	} else if (has_expected && read_count(j, dirfd, "expected", &j->expected) == 0) {
 		j->expected_from = "the job folder's 'expected' file";
 	} else if (has_record && mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
-		   rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
+		   !stale(j, MAD_RDZV_RECORD, rec.time, -1) && rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
 		j->expected = rec.nnodes;
 		j->expected_from = "the rendezvous record";
 	}
@@ -262,8 +330,12 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
 {
 	char buf[MAD_ENDPOINT_MAX + 512];
-	ssize_t len = read_small(dirfd, name, buf, sizeof(buf));
+	struct stat st;
+	ssize_t len;
 
+	if (!trusted(j, dirfd, name, &st))
+		return;
+	len = read_small(dirfd, name, buf, sizeof(buf));
 	if (len < 0)
 		return;
 	if ((size_t)len == sizeof(buf)) {
@@ -276,7 +348,10 @@ static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
 				sizeof(j->ready_host), &j->ready_time, j->ready_note,
 				sizeof(j->ready_note))) {
 	case 1:
-		j->ready = 1;
+		if (stale(j, name, j->ready_time, (long)st.st_mtime))
+			j->endpoint[0] = '\0';
+		else
+			j->ready = 1;
 		break;
 	case -1:
 		j->ready = -1;
@@ -286,15 +361,65 @@ static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
 	}
 }
 
+/* Forgets what was read of the current attempt, to read it again under
+ * another rule (the job's user or submit time learnt) or folder. */
+static void forget_reads(struct mad_wait_job *j)
+{
+	free(j->rank);
+	free(j->task);
+	j->rank = NULL;
+	j->task = NULL;
+	j->nrank = j->ndone = j->nfailed = j->ntask = j->ntask_failed = 0;
+	j->expected = -1;
+	j->expected_from = NULL;
+	j->rerun = RERUN_NONE;
+	j->ready = 0;
+	j->endpoint[0] = '\0';
+	j->ignored[0] = '\0';
+}
+
+/* The folder of attempt RESTART by jobdir.h's rules (any cluster: mad-wait
+ * cannot know it) into PATH: 0, 1 none (yet), -1 with ERR. */
+static int locate(struct mad_wait_job *j, long restart, char *path, size_t psize, char *err,
+		  size_t size)
+{
+	struct mad_jobdir d;
+	char name[64], notes[sizeof(j->ignored)];
+	int rc;
+
+	if (restart > 0)
+		snprintf(name, sizeof(name), "%ld.%ld", j->id, restart);
+	else
+		snprintf(name, sizeof(name), "%ld", j->id);
+	if (mad_jobdir_init(&d, j->run_dir, name, NULL, j->id, restart, j->uid, err, size))
+		return -1;
+	rc = mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, psize, notes, sizeof(notes), err, size);
+	if (*notes)
+		ignore(j, notes);
+	return rc;
+}
+
 /* Reads the current attempt's folder once. */
 static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
 		    size_t size)
 {
 	DIR *d;
 	struct dirent *de;
-	int changed = 0, has_expected = 0, has_record = 0;
-	long *seen = NULL, nseen = 0, cap = 0, nsorted = j->ntask, tcap = j->ntask;
+	int changed = 0, has_expected = 0, has_record = 0, rc;
+	long *seen = NULL, nseen = 0, cap = 0, nsorted, tcap;
+	char path[sizeof(j->dir)];
 
+	rc = locate(j, j->restart, path, sizeof(path), err, size);
+	if (rc < 0)
+		return -1;
+	if (rc > 0)
+		return 0; /* the job has not started (or has no folder) yet */
+	if (strcmp(path, j->dir) != 0) {
+		if (j->dir_seen)
+			forget_reads(j); /* another folder is the attempt's now */
+		memcpy(j->dir, path, strlen(path) + 1);
+	}
+	nsorted = tcap = j->ntask;
 	d = opendir(j->dir);
 	if (!d) {
 		if (errno == ENOENT)
@@ -375,15 +500,17 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 {
 	char next[sizeof(j->dir)];
 	struct mad_wait_attempt *past;
-	struct stat st;
 	char *dir;
 	long k;
 
 	/* SLURM counts a requeue whose script never started (a failed launch
 	 * or prolog) too, and that attempt leaves no folder: look a few past */
 	for (k = j->restart + 1; k <= j->restart + ATTEMPT_GAP_MAX; k++) {
-		snprintf(next, sizeof(next), "%s/%ld.%ld", j->run_dir, j->id, k);
-		if (stat(next, &st) == 0 && S_ISDIR(st.st_mode))
+		int rc = locate(j, k, next, sizeof(next), err, size);
+
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
 			break;
 	}
 	if (k > j->restart + ATTEMPT_GAP_MAX)
@@ -420,6 +547,7 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	j->dir_seen = 0;
 	j->rerun = RERUN_NONE;
 	j->ready = 0;
+	j->ignored[0] = '\0';
 	return 1;
 }
 
@@ -459,6 +587,22 @@ static int waiting_to_run(const char *state)
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		      const struct mad_wait_cfg *cfg, double start, double now)
 {
+	int again = 0;
+
+	/* whose files count, and since when: read them again under it */
+	if (e->listing != LISTING_ABSENT && e->user[0] && e->uid >= 0 && (uid_t)e->uid != j->uid) {
+		j->uid = (uid_t)e->uid;
+		again = 1;
+	}
+	if (e->listing != LISTING_ABSENT && e->submitted >= 0 &&
+	    (j->submitted < 0 || e->submitted < j->submitted)) {
+		j->submitted = e->submitted;
+		again = 1;
+	}
+	if (again)
+		forget_reads(j);
+	if (e->listing != LISTING_ABSENT)
+		j->witnessed = 1;
 	j->listing = e->listing;
 	if (e->listing != LISTING_ABSENT)
 		snprintf(j->state, sizeof(j->state), "%s", e->state);
@@ -499,6 +643,11 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	if (!j->gone_polls)
 		j->gone_since = now;
 	j->gone_polls++;
+	/* never listed and gone: squeue will never say whose and since when */
+	if (!j->witnessed && !j->unbounded && j->gone_polls >= cfg->gone_polls) {
+		j->unbounded = 1;
+		forget_reads(j);
+	}
 }
 
 void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size)
@@ -575,6 +724,14 @@ static int verdict(struct mad_wait_job *j, int v)
 		memcpy(j->reason, text, sizeof(text));
 	}
 	off = strlen(j->reason);
+	if (j->unbounded && off < sizeof(j->reason))
+		off += (size_t)snprintf(j->reason + off, sizeof(j->reason) - off, "%s",
+					" (the scheduler never listed the job: its files were taken as the caller's, unchecked against its submit time)");
+	if (*j->ignored && off < sizeof(j->reason))
+		off += (size_t)snprintf(j->reason + off, sizeof(j->reason) - off, "; %s",
+					j->ignored);
+	if (off >= sizeof(j->reason))
+		off = sizeof(j->reason) - 1;
 	for (long i = 0; i < j->ntask && named < j->ntask_failed; i++) {
 		const struct mad_step_task *t = &j->task[i];
 		char sig[96] = "";
@@ -701,7 +858,6 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 /* ------------------------------------------------- the timing policy */
 
 #define DAY 86400.0
-#define FIRST_QUERY_MAX 10.0 /* the first squeue, at the latest */
 #define CONFIRM_MAX 5.0      /* between answers confirming a vanished job */
 #define BACKOFF_FIRST 2.0    /* after the first failed squeue */
 #define GUARD_GROWTH 1.5
@@ -726,7 +882,7 @@ void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *
 	t->deadline_from_limits = cfg->timeout < 0;
 	t->deadline = start + (cfg->timeout < 0 ? DAY : cfg->timeout);
 	t->next_scan = start;
-	t->next_queue = start + min2(cfg->interval, FIRST_QUERY_MAX);
+	t->next_queue = start; /* it says whose markers count, and since when */
 	/* the first answer grows it to one interval */
 	t->guard_interval = cfg->interval / GUARD_GROWTH;
 	t->backoff = BACKOFF_FIRST;

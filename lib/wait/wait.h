@@ -108,10 +108,18 @@ struct mad_wait_cfg {
 
 struct mad_wait_job {
 	long id;
-	/* whose files count (jobdir.h): the job's user and submit time, from
-	 * squeue; until it answers, the caller's uid and no time */
+	/* Whose files count (jobdir.h, design.md §15): the job's user, and
+	 * files no older than the earliest submit time squeue showed (a requeue
+	 * moves it later).  Until squeue lists the job: the caller's uid, and
+	 * files no older than the wait's start (a job submitted before is
+	 * decided once squeue says when; one it never lists, once confirmed
+	 * gone, by the caller's files, unchecked, and the reason says so). */
 	uid_t uid;
-	long submitted; /* -1 unknown */
+	long submitted;  /* -1 unknown */
+	long wait_start; /* the wall clock when the wait began */
+	int witnessed;   /* squeue listed the job at least once */
+	int unbounded;   /* never listed, confirmed gone: no time bound */
+	char ignored[1024]; /* what was passed over, for the reason and --json */
 	char run_dir[4096];
 	char dir[4200]; /* run_dir/<id>[.<restart>] */
 	long restart;
@@ -152,15 +160,25 @@ void mad_wait_job_free(struct mad_wait_job *j);
 
 /* Reads the job folder once (one directory read for the rank markers and
  * the step tasks' markers alike; a marker is opened only the first time it
- * is seen, or again while it is empty).  A newer attempt's folder
+ * is seen, or again while it is empty or ignored).  The folder is the
+ * attempt's by jobdir.h's rules (any cluster), and a file counts only if it
+ * is a regular file of the job's user written no earlier than the job's
+ * submit time (less MAD_WAIT_CLOCK_SLACK); what is passed over is named in
+ * j->ignored.  A newer attempt's folder
  * (<id>.<restart+1>) becomes the current one, the older is read a last
  * time and kept.  Returns how many ranks changed, or -1 when the folder
  * cannot be read (ERR). */
 int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
 		  size_t size);
 
-/* Takes one squeue answer for the job.  START is when the wait began.
- * After a failed marker, the answer says whether the job is re-run:
+/* Seconds a file's time may precede the job's submit time: node clocks and
+ * the controller's differ a little, and an earlier job's files are older
+ * than a controller restart. */
+#define MAD_WAIT_CLOCK_SLACK 2
+
+/* Takes one squeue answer for the job: its user and earliest submit time
+ * (which make the folders be read again under them), and then:  START is when the wait began.
+ * after a failed marker, the answer says whether the job is re-run:
  * PENDING or REQUEUED* (and RUNNING once it was seen requeued, or seen
  * COMPLETING: a quick requeue's PENDING can fall between two answers) hold
  * the failure until the next attempt's folder appears; COMPLETING, which a
@@ -191,8 +209,8 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  *   watched folder (mad_wait_woken), and at once after an answer that may
  *   end a job, before it is decided (a requeued attempt can run and end
  *   between two answers: its folder decides, not the first attempt's);
- * - the first squeue comes min(interval, 10 s) after the start: markers
- *   often answer first;
+ * - the first squeue comes at once: it says whose markers count and
+ *   since when;
  * - after an answer the guard slows down, x1.5 per answer up to 4
  *   intervals, jittered +-10% (RANDOM) so many waiters do not align;
  * - a job that vanished is re-asked after min(interval, 5 s) until

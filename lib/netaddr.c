@@ -9,10 +9,13 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static void addr_text(const struct sockaddr *sa, char *out, size_t size)
@@ -25,29 +28,314 @@ static void addr_text(const struct sockaddr *sa, char *out, size_t size)
 			  out, (socklen_t)size);
 }
 
-int mad_resolve_addr(const char *host, char *out, size_t size, char *err,
-		     size_t errsize)
+/* ------------------------------------------------------- the hosts file */
+
+/* Whether the N bytes of WORD are NAME (NLEN bytes) but for the case of
+ * ASCII letters, whatever the locale, as the resolver compares names. */
+static int same_name(const char *word, size_t n, const char *name, size_t nlen)
 {
-	static const int families[] = { AF_INET, AF_INET6 };
-	struct addrinfo hints, *res = NULL;
-	int rc = EAI_NONAME;
 	size_t i;
 
-	for (i = 0; i < sizeof(families) / sizeof(*families); i++) {
-		memset(&hints, 0, sizeof(hints));
-		hints.ai_family = families[i];
-		hints.ai_socktype = SOCK_STREAM;
-		rc = getaddrinfo(host, NULL, &hints, &res);
-		if (rc == 0 && res) {
-			addr_text(res->ai_addr, out, size);
-			freeaddrinfo(res);
+	if (n != nlen)
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char a = (unsigned char)word[i], b = (unsigned char)name[i];
+
+		if (a != b && !(a >= 'A' && a <= 'Z' && a + 32 == b) &&
+		    !(b >= 'A' && b <= 'Z' && b + 32 == a))
 			return 0;
-		}
-		if (res)
-			freeaddrinfo(res);
-		res = NULL;
 	}
-	return mad_error(err, errsize, "cannot resolve rank 0's node '%s': %s", host, gai_strerror(rc));
+	return 1;
+}
+
+static int hosts_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* LINE (LEN bytes, no newline) names NAME: its address family (AF_INET,
+ * AF_INET6), the address as text in OUT; 0 when it does not, or its first
+ * word is no address (a zone such as fe80::1%eth0 makes it none). */
+static int hosts_line(const char *line, size_t len, const char *name, size_t nlen, char *out, size_t size)
+{
+	const char *end = memchr(line, '#', len), *p = line, *word;
+	unsigned char bin[sizeof(struct in6_addr)];
+	char addr[MAD_ADDR_MAX];
+	int family = 0;
+
+	if (!end)
+		end = line + len;
+	while (p < end) {
+		size_t n;
+
+		while (p < end && hosts_space(*p))
+			p++;
+		for (word = p; p < end && !hosts_space(*p); p++)
+			;
+		n = (size_t)(p - word);
+		if (!n)
+			break;
+		if (!family) { /* the address */
+			if (n >= sizeof(addr) || memchr(word, '\0', n))
+				return 0;
+			memcpy(addr, word, n);
+			addr[n] = '\0';
+			if (inet_pton(AF_INET, addr, bin) == 1)
+				family = AF_INET;
+			else if (inet_pton(AF_INET6, addr, bin) == 1)
+				family = AF_INET6;
+			else
+				return 0;
+			continue;
+		}
+		if (same_name(word, n, name, nlen)) {
+			inet_ntop(family, bin, out, (socklen_t)size);
+			return family;
+		}
+	}
+	return 0;
+}
+
+/* What the lines so far say of one name: stops at the first IPv4 address,
+ * keeps the first IPv6 one in case no IPv4 address comes. */
+struct hosts_match {
+	const char *name;
+	size_t nlen;
+	char v4[MAD_ADDR_MAX], v6[MAD_ADDR_MAX];
+};
+
+/* Takes one line; 1 when an IPv4 address ends the search. */
+static int hosts_take(struct hosts_match *m, const char *line, size_t len)
+{
+	char addr[MAD_ADDR_MAX];
+	int family = hosts_line(line, len, m->name, m->nlen, addr, sizeof(addr));
+
+	if (family == AF_INET)
+		snprintf(m->v4, sizeof(m->v4), "%s", addr);
+	else if (family == AF_INET6 && !*m->v6)
+		snprintf(m->v6, sizeof(m->v6), "%s", addr);
+	return family == AF_INET;
+}
+
+static int hosts_result(const struct hosts_match *m, char *out, size_t size)
+{
+	const char *a = *m->v4 ? m->v4 : m->v6;
+
+	if (!*a || strlen(a) >= size)
+		return 0;
+	memcpy(out, a, strlen(a) + 1);
+	return 1;
+}
+
+int mad_hosts_find(const char *text, size_t len, const char *name, char *out, size_t size)
+{
+	struct hosts_match m = { name, strlen(name), "", "" };
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (hosts_take(&m, p, n) || !nl)
+			break;
+		p = nl + 1;
+	}
+	return hosts_result(&m, out, size);
+}
+
+/* NAME in the hosts file PATH, read a line at a time (a site's file may
+ * list thousands of nodes); 0 when it is not there or cannot be read. */
+static int hosts_file_find(const char *path, const char *name, char *out, size_t size)
+{
+	struct hosts_match m = { name, strlen(name), "", "" };
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return 0;
+	while ((n = getline(&line, &cap, f)) > 0)
+		if (hosts_take(&m, line, line[n - 1] == '\n' ? (size_t)n - 1 : (size_t)n))
+			break;
+	free(line);
+	fclose(f);
+	return hosts_result(&m, out, size);
+}
+
+/* --------------------------------------------------------- the resolver */
+
+/* One question to the resolver (getaddrinfo_a), held by the caller, who
+ * stops waiting at its deadline, and by glibc's notice that the answer
+ * came, which may come any time later: whoever lets go last frees it.
+ * gai_cancel is not used: a request it takes off glibc's queue never
+ * gives its notice, and glibc then keeps its own record of the request
+ * for ever (resolv/gai_cancel.c, getaddrinfo_a.c); a question left to
+ * run ends when the resolver gives up (resolv.conf's timeout and
+ * attempts), and is freed then. */
+struct lookup {
+	pthread_mutex_t lock;
+	pthread_cond_t answered;
+	int done;    /* the answer came */
+	int holders; /* the caller and the notice */
+	struct gaicb cb;
+	struct addrinfo hints;
+	char name[];
+};
+
+static void lookup_release(struct lookup *l)
+{
+	int last;
+
+	pthread_mutex_lock(&l->lock);
+	last = --l->holders == 0;
+	pthread_mutex_unlock(&l->lock);
+	if (!last)
+		return;
+	if (l->cb.ar_result)
+		freeaddrinfo(l->cb.ar_result);
+	pthread_cond_destroy(&l->answered);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+/* glibc's notice, in a thread of its own, once the answer is in L->cb. */
+static void lookup_answered(union sigval v)
+{
+	struct lookup *l = v.sival_ptr;
+
+	pthread_mutex_lock(&l->lock);
+	l->done = 1;
+	pthread_cond_signal(&l->answered);
+	pthread_mutex_unlock(&l->lock);
+	lookup_release(l);
+}
+
+static struct lookup *lookup_new(const char *host)
+{
+	size_t n = strlen(host) + 1;
+	struct lookup *l = calloc(1, sizeof(*l) + n);
+	pthread_condattr_t ca;
+	int bad;
+
+	if (!l)
+		return NULL;
+	if (pthread_condattr_init(&ca)) {
+		free(l);
+		return NULL;
+	}
+	bad = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) || pthread_cond_init(&l->answered, &ca);
+	pthread_condattr_destroy(&ca);
+	if (bad) {
+		free(l);
+		return NULL;
+	}
+	if (pthread_mutex_init(&l->lock, NULL)) {
+		pthread_cond_destroy(&l->answered);
+		free(l);
+		return NULL;
+	}
+	memcpy(l->name, host, n);
+	l->holders = 2;
+	l->hints.ai_family = AF_UNSPEC;
+	l->hints.ai_socktype = SOCK_STREAM;
+	l->cb.ar_name = l->name;
+	l->cb.ar_request = &l->hints;
+	return l;
+}
+
+/* The first IPv4 address of RES, else its first IPv6 one. */
+static int pick(const struct addrinfo *res, char *out, size_t size)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+
+	for (size_t i = 0; i < sizeof(families) / sizeof(*families); i++)
+		for (const struct addrinfo *a = res; a; a = a->ai_next)
+			if (a->ai_family == families[i] && a->ai_addr) {
+				addr_text(a->ai_addr, out, size);
+				return 0;
+			}
+	return -1;
+}
+
+static int ask_resolver(const char *host, const char *shown, const char *hosts, long timeout_ms,
+			char *out, size_t size, char *err, size_t errsize)
+{
+	struct lookup *l = lookup_new(host);
+	struct gaicb *list[1];
+	struct sigevent sev;
+	struct timespec at;
+	int rc, done;
+
+	if (!l)
+		return mad_error(err, errsize, "cannot resolve rank 0's node '%s': out of memory",
+				 shown);
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD;
+	sev.sigev_notify_function = lookup_answered;
+	sev.sigev_value.sival_ptr = l;
+	list[0] = &l->cb;
+	rc = getaddrinfo_a(GAI_NOWAIT, list, 1, &sev);
+	if (rc) {
+		/* glibc may still run the question, or give the notice: only
+		 * the caller lets go (short of memory, L may then stay) */
+		lookup_release(l);
+		return mad_error(err, errsize,
+				 "cannot resolve rank 0's node '%s': the resolver could not be asked: %s",
+				 shown, gai_strerror(rc));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	at.tv_sec += timeout_ms / 1000;
+	at.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (at.tv_nsec >= 1000000000L) {
+		at.tv_sec++;
+		at.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&l->lock);
+	while (!l->done && pthread_cond_timedwait(&l->answered, &l->lock, &at) == 0)
+		; /* woken without the answer: wait on */
+	done = l->done;
+	pthread_mutex_unlock(&l->lock);
+	if (!done) {
+		lookup_release(l);
+		return mad_error(err, errsize,
+				 "cannot resolve rank 0's node '%s': not in %s, and the resolver did not answer within %g s",
+				 shown, hosts, (double)timeout_ms / 1000);
+	}
+	rc = gai_error(&l->cb);
+	if (rc == 0 && pick(l->cb.ar_result, out, size) == 0) {
+		lookup_release(l);
+		return 0;
+	}
+	lookup_release(l);
+	return mad_error(err, errsize, "cannot resolve rank 0's node '%s': %s", shown,
+			 rc ? gai_strerror(rc) : "no IPv4 or IPv6 address");
+}
+
+int mad_resolve_addr_within(const char *host, const char *hosts, long timeout_ms, char *out,
+			    size_t size, char *err, size_t errsize)
+{
+	unsigned char bin[sizeof(struct in6_addr)];
+	char shown[MAD_PRINTABLE_SIZE];
+
+	if (inet_pton(AF_INET, host, bin) == 1) {
+		inet_ntop(AF_INET, bin, out, (socklen_t)size);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, bin) == 1) {
+		inet_ntop(AF_INET6, bin, out, (socklen_t)size);
+		return 0;
+	}
+	if (hosts_file_find(hosts, host, out, size))
+		return 0;
+	mad_printable(shown, sizeof(shown), host, strlen(host));
+	return ask_resolver(host, shown, hosts, timeout_ms, out, size, err, errsize);
+}
+
+int mad_resolve_addr(const char *host, char *out, size_t size, char *err, size_t errsize)
+{
+	return mad_resolve_addr_within(host, MAD_HOSTS_FILE, MAD_RESOLVE_TIMEOUT * 1000L, out, size,
+				       err, errsize);
 }
 
 int mad_addr_is_loopback(const char *addr)

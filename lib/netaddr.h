@@ -10,10 +10,39 @@
 
 #define MAD_ADDR_MAX 64         /* INET6_ADDRSTRLEN and a margin */
 
-/* The first IPv4 address HOST resolves to, else its first IPv6 one, as
- * text; 0 or -1 with ERR naming HOST. */
+/* The hosts file mad_resolve_addr reads itself, before the resolver. */
+#define MAD_HOSTS_FILE "/etc/hosts"
+
+/* How long the resolver may take for a name the hosts file lacks, in
+ * seconds.  mad.so resolves rank 0's node in task_init: on spur inside
+ * spurd's async worker threads, so a resolver that never answers (DNS
+ * down) must fail the task, not hold the node daemon; on SLURM it holds a
+ * task's start.  10 s lets a live resolver answer on its second try
+ * (resolv.conf's default timeout is 5 s) and is short beside a job's
+ * start; a site whose names must not depend on DNS lists them in the hosts
+ * file, which is always read first. */
+#define MAD_RESOLVE_TIMEOUT 10
+
+/* HOST's address as text: HOST itself when it is an address; else its
+ * first IPv4 address in MAD_HOSTS_FILE, else its first IPv6 one there
+ * (read here, whatever nsswitch.conf says); else the resolver's answer
+ * (getaddrinfo_a: nsswitch, DNS), IPv4 first, within MAD_RESOLVE_TIMEOUT.
+ * 0, or -1 with ERR naming HOST (and, when the resolver did not answer,
+ * the deadline).  Thread-safe; a late answer is freed when it comes. */
 int mad_resolve_addr(const char *host, char *out, size_t size, char *err,
 		     size_t errsize);
+
+/* mad_resolve_addr with the hosts file HOSTS and a deadline of TIMEOUT_MS
+ * milliseconds, for tests (mad_resolve_addr passes MAD_HOSTS_FILE and
+ * MAD_RESOLVE_TIMEOUT). */
+int mad_resolve_addr_within(const char *host, const char *hosts, long timeout_ms, char *out,
+			    size_t size, char *err, size_t errsize);
+
+/* NAME's address in TEXT, LEN bytes of a hosts file ("ADDRESS NAME
+ * [ALIAS...]" lines, '#' comments, names matched without case, lines
+ * whose address is none skipped): the first IPv4 address, else the first
+ * IPv6 one, as text into OUT.  1 found, 0 not there. */
+int mad_hosts_find(const char *text, size_t len, const char *name, char *out, size_t size);
 
 /* Whether ADDR (text) is a loopback address: 127.0.0.0/8 or ::1. */
 int mad_addr_is_loopback(const char *addr);

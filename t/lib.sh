@@ -22,6 +22,59 @@ require() {
 	fi
 }
 
+# Root, or a failure under CI (a skip elsewhere): for tests that unshare
+# namespaces and bind-mount files over /etc.
+require_root() {
+	[[ $(id -u) -eq 0 ]] && return 0
+	if [[ ${CI:-} == true ]]; then
+		echo "not root ($1) and CI=true: failing, not skipping" >&2
+		return 1
+	fi
+	skip "not root ($1)"
+}
+
+# silent_resolver TIMEOUT ATTEMPTS CMD...: runs CMD in a network and mount
+# namespace of its own (as root) where the resolver never answers: its
+# /etc/resolv.conf names 127.0.0.1, where a UDP socket reads every question
+# and answers none, with resolv.conf's options timeout:TIMEOUT and
+# attempts:ATTEMPTS (how long glibc itself would wait); its /etc/hosts
+# names localhost, mad-listed-node (192.0.2.41) and mad-listed-v6
+# (2001:db8::41); nsswitch.conf asks files, then dns.  CMD's exit status.
+silent_resolver() {
+	local d
+	d=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/silent-resolver.XXXXXX")
+	printf 'nameserver 127.0.0.1\noptions timeout:%s attempts:%s\n' "$1" "$2" >"$d/resolv.conf"
+	printf '%s\n' '127.0.0.1 localhost' '::1 localhost' '192.0.2.41 mad-listed-node' \
+		'2001:db8::41 mad-listed-v6' >"$d/hosts"
+	echo 'hosts: files dns' >"$d/nsswitch.conf"
+	shift 2
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --net --mount bash -c '
+		set -e
+		d=$1
+		shift
+		ip link set lo up
+		for f in resolv.conf hosts nsswitch.conf; do mount --bind "$d/$f" "/etc/$f"; done
+		# a name service cache would answer from outside the namespace
+		[[ ! -d /run/nscd ]] || mount -t tmpfs none /run/nscd
+		python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((\"127.0.0.1\", 53))
+open(sys.argv[1], \"w\").write(\"ready\\n\")
+while True:
+    s.recv(4096)
+" "$d/ready" &
+		dns=$!
+		for ((i = 0; i < 100; i++)); do [[ -s $d/ready ]] && break; sleep 0.1; done
+		[[ -s $d/ready ]] || { echo "silent_resolver: the name server did not start" >&2; exit 99; }
+		set +e
+		"$@"
+		rc=$?
+		kill "$dns"
+		exit "$rc"' silent-resolver "$d" "$@"
+}
+
 # The mad.so under test. MAD_INSTALLED=deb: the one the installed mad-spank
 # package holds (the suite's run against the .deb, whose tools are then the
 # ones in /usr/bin); else the one t/prepare installed under $MAD_PREFIX.

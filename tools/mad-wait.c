@@ -40,7 +40,7 @@ static const char usage[] =
 	"                             on mad.so's plugstack.conf line)\n"
 	"  -n, --nnodes N             markers to expect when the job folder does not say\n"
 	"  -t, --timeout DURATION     give up after DURATION (N, Ns, Nm, Nh, Nd; default:\n"
-	"                             the job's time limit plus a margin, else 24h)\n"
+	"                             the job's time limit plus a margin, at most 24h)\n"
 	"  -i, --interval DURATION    squeue at most once per DURATION (default 30s;\n"
 	"                             x1.5 per call up to 4x)\n"
 	"  -g, --grace DURATION       after a job left the queue, wait this long for its\n"

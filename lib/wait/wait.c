@@ -857,7 +857,7 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 
 /* ------------------------------------------------- the timing policy */
 
-#define DAY 86400.0
+#define DAY 86400.0          /* the default timeout, and the most the limits give */
 #define CONFIRM_MAX 5.0      /* between answers confirming a vanished job */
 #define BACKOFF_FIRST 2.0    /* after the first failed squeue */
 #define GUARD_GROWTH 1.5
@@ -1015,8 +1015,12 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 		else if (j->listing != LISTING_ABSENT) /* a pending job's clock has not started */
 			latest = max2(latest, max2(t->start, j->clock_from) + (double)j->time_limit);
 	}
+	/* The limits only shorten the day: a pending job's clock restarts at
+	 * each answer, so without the cap a job pending for ever (or a limit
+	 * of days) would keep the wait going past it. */
 	if (t->deadline_from_limits && !unlimited && latest > t->start)
-		t->deadline = max2(t->start + DEADLINE_MIN, latest + LIMIT_MARGIN + cfg->grace);
+		t->deadline = min2(t->start + DAY,
+				   max2(t->start + DEADLINE_MIN, latest + LIMIT_MARGIN + cfg->grace));
 	/* Markers decide, so the guard may slow down (30 s, 45 s, ... 2 min by
 	 * default); confirming a disappearance is fast. */
 	t->guard_interval = min2(t->guard_interval * GUARD_GROWTH, GUARD_MAX * cfg->interval);

@@ -218,10 +218,11 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  * - a failing squeue is retried after 2 s, 4 s, 8 s ... (at most an
  *   interval, never past the budget); failing for cfg->unknown_budget
  *   ends the wait with WAIT_UNKNOWN; an answer resets both;
- * - the deadline is cfg->timeout, else a day, which the jobs' time limits
- *   shorten to the latest end plus 600 s plus the grace (a job's clock
- *   starts at the last answer that showed it pending, so a requeued
- *   attempt gets its limit again; an unlimited job keeps the day);
+ * - the deadline is cfg->timeout, else a day from the start, which the
+ *   jobs' time limits may only shorten, to the latest end plus 600 s plus
+ *   the grace (at least 60 s from the start; a job's clock starts at the
+ *   last answer that showed it pending, so a requeued attempt gets its
+ *   limit again, but never past the day; an unlimited job keeps the day);
  * - every undecided job goes into one squeue call per interval;
  * - a failed marker is asked about at once (is the job requeued?), unless
  *   --no-requeue, and again after min(interval, 5 s) while the job is

@@ -36,6 +36,10 @@ setup() {
 	assert_output '[libc.so.6]'
 }
 
+@test "stays mapped after dlclose (-z nodelete): a late resolver answer runs its code" {
+	readelf -d "$so" | grep -qE 'FLAGS_1.*NODELETE'
+}
+
 @test "is bound at load (-z now) and needs from the host only what spur also exports" {
 	readelf -d "$so" | grep -qE 'FLAGS.*BIND_NOW|FLAGS_1.*NOW'
 	# spur's SPANK host exports these (its spur-spank crate); anything else

@@ -706,6 +706,8 @@ TEST(policy_a_requeued_job_gets_its_time_limit_again)
 	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
 	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520); /* its clock: from 500 */
 	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 86000); /* requeued late */
+	CHECK(t.deadline == T0 + 86400); /* its limit again, but never past the day */
 	mad_wait_job_free(&j);
 }
 
@@ -891,7 +893,7 @@ TEST(policy_deadline_from_timeout_or_time_limits)
 	CHECK_STR(j[0].reason, "timed out after 50 s with ranks missing: 0,2");
 	mad_wait_job_free(&j[0]);
 
-	/* no --timeout: a day, until the limits say more */
+	/* no --timeout: a day, until the limits say less */
 	mad_wait_job_init(&j[0], 206, run_dir);
 	mad_wait_job_init(&j[1], 207, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
@@ -910,6 +912,46 @@ TEST(policy_deadline_from_timeout_or_time_limits)
 	answer(&t, j, 1, &cfg, "208 RUNNING 0:05\n", T0 + 1);
 	CHECK(t.deadline == T0 + 605 + 60);
 	mad_wait_job_free(&j[0]);
+}
+
+/* A job squeue shows pending for ever, without --timeout: every answer
+ * restarts its clock, yet the wait ends at the default day from its start. */
+TEST(policy_a_job_pending_for_ever_ends_within_a_day)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, WAIT_PENDING };
+	double now = T0;
+	long asked = 0;
+
+	mad_wait_job_init(&j, 209, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	/* at most 30 days of the fake clock, in case the wait never ends */
+	while (now <= T0 + 30 * 86400.0) {
+		s = next_at(&t, &j, 1, &cfg, now);
+		if (s.action == MAD_WAIT_END)
+			break;
+		if (s.action == MAD_WAIT_ASK) {
+			answer(&t, &j, 1, &cfg, "209 PENDING 10\n", now);
+			asked++;
+		} else {
+			now = s.at > now ? s.at : now + 1;
+		}
+	}
+	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT);
+	CHECK(now <= T0 + 86400);
+	CHECK(t.deadline <= T0 + 86400);
+	CHECK(asked > 1);
+	CHECK(j.verdict == WAIT_TIMEOUT);
+	CHECK(strstr(j.reason, "timed out after 86400 s") != NULL);
+	mad_wait_job_free(&j);
+
+	/* a time limit longer than the day does not lengthen it either */
+	mad_wait_job_init(&j, 209, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "209 RUNNING 3-00:00:00\n", T0 + 10);
+	CHECK(t.deadline == T0 + 86400);
+	mad_wait_job_free(&j);
 }
 
 TEST(policy_one_squeue_for_every_undecided_job)
@@ -1099,6 +1141,7 @@ int main(void)
 	RUN(policy_vanished_job_is_reasked_within_5s_until_confirmed);
 	RUN(policy_failing_squeue_backs_off_within_the_budget_then_exit_3);
 	RUN(policy_deadline_from_timeout_or_time_limits);
+	RUN(policy_a_job_pending_for_ever_ends_within_a_day);
 	RUN(policy_one_squeue_for_every_undecided_job);
 	RUN(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided);
 	rc = unit_done();

@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Name lookups are bounded (design.md §5, §9): rank 0's node is looked up in
+# the hosts file first, and a resolver that never answers fails the lookup
+# within MAD_RESOLVE_TIMEOUT (lib/netaddr.h) instead of holding the task, or
+# spurd's worker thread, for as long as glibc would wait.  Each test runs in
+# a namespace of its own whose name server reads and never answers
+# (silent_resolver in t/lib.sh).
+# shellcheck disable=SC2016 # the scripts are single-quoted: the shell under test expands them
+
+setup() {
+	load ../lib.sh
+	load_helpers
+	require_root "a network and mount namespace with a silent name server"
+	require unshare "Debian package util-linux"
+	require ip "Debian package iproute2"
+	require python3 "the silent name server"
+	deadline=$(sed -n 's/^#define MAD_RESOLVE_TIMEOUT \([0-9][0-9]*\).*/\1/p' "$MAD_SRCDIR/lib/netaddr.h")
+	[[ -n $deadline ]]
+	job=(env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=7 SLURM_JOB_NUM_NODES=1)
+}
+
+@test "mad-env: a resolver that never answers fails within the deadline, naming the host and the deadline" {
+	start=$SECONDS
+	# glibc alone would wait 2 x 30 s for each address family
+	run silent_resolver 30 2 timeout 100 "${job[@]}" SLURM_JOB_NODELIST=mad-silent-node \
+		mad-env
+	took=$((SECONDS - start))
+	echo "took $took s: $output"
+	assert_failure 1
+	assert_output --partial "cannot resolve rank 0's node 'mad-silent-node': not in /etc/hosts, and the resolver did not answer within $deadline s"
+	((took >= deadline - 1 && took <= deadline + 5))
+}
+
+@test "mad-env: a name in the hosts file needs no resolver" {
+	start=$SECONDS
+	run silent_resolver 30 2 timeout 100 "${job[@]}" SLURM_JOB_NODELIST=mad-listed-node \
+		bash -c 'eval "$(mad-env)" && echo "$MASTER_ADDR"'
+	assert_success
+	assert_output 192.0.2.41
+	run silent_resolver 30 2 timeout 100 "${job[@]}" SLURM_JOB_NODELIST=mad-listed-v6 \
+		bash -c 'eval "$(mad-env)" && echo "$MASTER_ADDR"'
+	assert_success
+	assert_output 2001:db8::41
+	(((SECONDS - start) <= 5))
+}
+
+@test "16 threads at once, each within its deadline; the late answers are freed" {
+	# glibc gives up after 1 s: the answers come after the 0.3 s deadline,
+	# within the 4 s the program lingers (LeakSanitizer in an ASan build,
+	# valgrind.bats in a plain one, watch them freed)
+	run silent_resolver 1 1 timeout 60 "$MAD_BUILDDIR/t/unit/resolve" --threads 16 --linger 4 \
+		mad-silent-node /etc/hosts 300
+	echo "$output"
+	assert_success
+	[[ $(grep -c "error cannot resolve rank 0's node 'mad-silent-node': not in /etc/hosts, and the resolver did not answer within 0.3 s" <<<"$output") -eq 16 ]]
+	while read -r ms _; do
+		((ms >= 300 && ms <= 2000)) || { echo "a thread took $ms ms"; false; }
+	done <<<"$output"
+}

@@ -47,7 +47,9 @@ use_cluster() {
 	# shellcheck source=/dev/null
 	. "$env"
 	AS_USER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)/as-user
-	export AS_USER
+	# the second test user (MAD_CLUSTER_USER2): "$AS_OTHER" is one word, split on purpose
+	AS_OTHER="$AS_USER --other"
+	export AS_USER AS_OTHER
 	# Against the package, a tool found elsewhere would hide a missing file.
 	if [[ ${MAD_INSTALLED:-} == deb ]]; then
 		local tool

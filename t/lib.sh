@@ -100,7 +100,9 @@ use_cluster() {
 	# shellcheck source=/dev/null
 	. "$env"
 	AS_USER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)/as-user
-	export AS_USER
+	# the second test user (MAD_CLUSTER_USER2): "$AS_OTHER" is one word, split on purpose
+	AS_OTHER="$AS_USER --other"
+	export AS_USER AS_OTHER
 	# Against the package, a tool found elsewhere would hide a missing file.
 	if [[ ${MAD_INSTALLED:-} == deb ]]; then
 		local tool
@@ -132,8 +134,8 @@ plugstack_restore() {
 	cp "$BATS_FILE_TMPDIR/plugstack.saved" "$MAD_CLUSTER_PLUGSTACK"
 }
 
-# mad.so on the cluster's plugstack line, with run-dir= a fresh folder NAME in
-# the shared folder; sets and exports $so and $run_dir (plugstack_restore undoes).
+# mad.so on the cluster's plugstack line, with run-dir= the folder NAME in the
+# shared folder; sets and exports $so and $run_dir (plugstack_restore undoes).
 use_plugin() {
 	so=$(mad_so)
 	[[ -r $so ]] || { echo "mad.so is not installed at '$so' (t/prepare, or the package with MAD_INSTALLED=deb, installs it)"; return 1; }
@@ -144,10 +146,12 @@ use_plugin() {
 	export so run_dir
 }
 
-# A fresh run folder for a test file: job ids start again at 1 whenever the
-# cluster restarts, and markers are written once.
+# The run folder of a test file, made if missing and otherwise kept as it is:
+# job ids start again at 1 whenever the cluster (or its controller's state)
+# starts afresh, so it holds earlier jobs' folders under the ids of the jobs
+# to come, as a site's shared run folder does; every test runs over them, and
+# each job must find its own folder (lib/jobdir.h), never an earlier one.
 fresh_run_dir() {
-	"$AS_USER" rm -rf "$1"
 	"$AS_USER" mkdir -p "$1"
 }
 

@@ -48,10 +48,19 @@ fi
 
 # Jobs must run as an ordinary user to exercise the plugin's privilege rules; only root
 # can switch users, so without root the cluster runs everything as the caller.
+# MAD_CLUSTER_USER2 is a second ordinary user (as-user --other), for tests where another
+# user of a shared run folder plants files; MAD_CLUSTER_GROUP a group the first user
+# belongs to as a secondary group only (its primary group stays its own), for a run
+# folder shared by group. start creates them. Without root both users are the caller and
+# there is no such group: tests that need them say so.
 if [[ $(id -u) == 0 ]]; then
 	: "${MAD_CLUSTER_USER:=madtest}"
+	: "${MAD_CLUSTER_USER2:=madtest2}"
+	: "${MAD_CLUSTER_GROUP:=madshare}"
 else
 	: "${MAD_CLUSTER_USER:=$(id -un)}"
+	: "${MAD_CLUSTER_USER2:=$(id -un)}"
+	: "${MAD_CLUSTER_GROUP:=}"
 fi
 
 [[ $MAD_CLUSTER_PREEMPT == [01] ]] || { echo "MAD_CLUSTER_PREEMPT must be 0 or 1 (got '$MAD_CLUSTER_PREEMPT')" >&2; exit 2; }
@@ -72,7 +81,8 @@ export MAD_CLUSTER_IPV6_ONLY
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
 	MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
-	MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_MODE MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
+	MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_USER2 MAD_CLUSTER_GROUP MAD_CLUSTER_MODE \
+	MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -128,8 +138,8 @@ mad_settings() {
 	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
 	for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
 		MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
-		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_SLURM_PREFIX \
-		MAD_CLUSTER_PREEMPT; do
+		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_CLUSTER_USER2 \
+		MAD_CLUSTER_GROUP MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT; do
 		printf 'export %s=%q\n' "$v" "${!v}"
 	done
 	# Whoever sources env.sh (tests, demo, benches) then calls this release's clients.

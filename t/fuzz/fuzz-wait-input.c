@@ -3,8 +3,10 @@
  * squeue's output, time limits and plugstack.conf text.  The first byte
  * picks the reader.  Beyond "no crash", it checks their promises: a
  * complete marker has a status 0..65535, a rejected one says why; squeue
- * entries keep the ids asked for and a state that fits; a found plugstack
- * line has at most MAD_PLUGSTACK_ARGS arguments, all non-empty. */
+ * entries keep the ids asked for, a state and a user that fit, and a
+ * submit time only where listed (the owner and time mad-wait trusts files
+ * by, design.md §15); a found plugstack line has at most
+ * MAD_PLUGSTACK_ARGS arguments, all non-empty. */
 #include "marker.h"
 #include "wait/plugstack.h"
 #include "wait/queue.h"
@@ -37,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = mad_marker_parse(text, len, &status, &when, host, sizeof(host), note, sizeof(note));
 		check(rc >= -1 && rc <= 1);
 		check(rc != 1 || (status >= 0 && status <= 65535));
+		check(when >= -1);
 		check(rc != -1 || (*note && status == -1));
 		check(strlen(host) < sizeof(host));
 		break;
@@ -50,6 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(strlen(e[i].state) < sizeof(e[i].state));
 			check(e[i].listing != LISTING_ABSENT || e[i].state[0] == '\0');
 			check(e[i].time_limit >= -1);
+			check(strlen(e[i].user) < sizeof(e[i].user));
+			check(e[i].submitted >= -1 && e[i].uid == -1);
+			check(e[i].listing != LISTING_ABSENT ||
+			      (e[i].user[0] == '\0' && e[i].submitted == -1));
 		}
 		break;
 	}
@@ -60,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(s, text, len);
 		s[len] = '\0';
 		check(mad_time_limit_parse(s) >= -1);
+		check(mad_submit_time_parse(s) >= -1);
 		free(s);
 		break;
 	default:

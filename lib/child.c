@@ -29,7 +29,13 @@ int mad_child_reap(pid_t pid, struct mad_child_budget *budget, int *status)
 	}
 	budget->left_us = 0;
 	kill(pid, SIGKILL);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
+	/* a writer stuck in the kernel on a dead file server may outlive
+	 * SIGKILL for a while: reap it if it goes within 100 ms, else leave it */
+	for (int i = 0; i < 100; i++) {
+		got = waitpid(pid, status, WNOHANG);
+		if (got != 0 && !(got < 0 && errno == EINTR))
+			break;
+		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
+	}
 	return 1;
 }

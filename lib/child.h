@@ -15,7 +15,8 @@ struct mad_child_budget {
 /* Waits for PID, polling from 100 us and doubling up to 25.6 ms (a writer
  * takes about a millisecond), for at most what BUDGET has left, which it
  * spends.  Returns 0 with *STATUS once the child ended; 1 when the budget
- * ran out first (the child is killed and reaped, the budget is empty);
+ * ran out first (the child is killed, and reaped if it ends within 100 ms;
+ * the budget is empty);
  * -1 (errno) when waitpid failed. */
 int mad_child_reap(pid_t pid, struct mad_child_budget *budget, int *status);
 

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,7 +177,9 @@ void mad_jobdir_name(const struct mad_jobdir *d, int k, char *out)
 	}
 }
 
-/* The attempt file of folder PATH is the user's and names this attempt. */
+/* The attempt file of folder PATH is the user's and names this attempt: 1;
+ * 0 when it is not (*READABLE: there is one of the user's); -1 when it
+ * cannot be looked at (errno). */
 static int attempt_matches(const struct mad_jobdir *d, const char *path, int *readable)
 {
 	char file[MAD_JOBDIR_PATH + 16], buf[sizeof(d->attempt)];
@@ -189,7 +193,8 @@ static int attempt_matches(const struct mad_jobdir *d, const char *path, int *re
 		return 0;
 	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		/* none, or a link, or not the user's to read: not made by us */
+		return errno == ENOENT || errno == ELOOP || errno == EACCES ? 0 : -1;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != d->uid) {
 		close(fd);
 		return 0;
@@ -197,6 +202,8 @@ static int attempt_matches(const struct mad_jobdir *d, const char *path, int *re
 	while (off < sizeof(buf) && (r = read(fd, buf + off, sizeof(buf) - off)) > 0)
 		off += (size_t)r;
 	close(fd);
+	if (r < 0)
+		return -1;
 	*readable = 1;
 	if (off < d->identity_len)
 		return 0;
@@ -207,14 +214,14 @@ static int attempt_matches(const struct mad_jobdir *d, const char *path, int *re
 		const char *eol = memchr(buf, '\n', off);
 		size_t rest = d->identity_len - d->cluster_len;
 
-		return eol && memcmp(eol + 1, d->attempt + d->cluster_len, rest) == 0 &&
-		       (size_t)(eol + 1 - buf) + rest <= off && strncmp(buf, "cluster=", 8) == 0;
+		return eol && (size_t)(eol + 1 - buf) + rest <= off && strncmp(buf, "cluster=", 8) == 0 &&
+		       memcmp(eol + 1, d->attempt + d->cluster_len, rest) == 0;
 	}
 }
 
 enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *path, struct stat *st)
 {
-	int readable;
+	int readable, rc;
 
 	if (lstat(path, st))
 		return errno == ENOENT ? JOBDIR_ABSENT : JOBDIR_ERROR;
@@ -226,7 +233,10 @@ enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *pat
 		return JOBDIR_OWNER;
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return JOBDIR_MODE;
-	if (!attempt_matches(d, path, &readable))
+	rc = attempt_matches(d, path, &readable);
+	if (rc < 0)
+		return JOBDIR_ERROR;
+	if (rc == 0)
 		return readable ? JOBDIR_OTHER_ATTEMPT : JOBDIR_NO_ATTEMPT;
 	return JOBDIR_OURS;
 }
@@ -263,29 +273,51 @@ void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
 			*p = ' ';
 }
 
-/* Makes PATH whole: a temporary folder with the attempt file, renamed into
- * place, so no reader sees a folder without its identity.  0 made, 1 the
- * name was taken meanwhile, -1 (errno) failed.  System calls only. */
+/* PATH SUFFIX and 16 random hex digits into OUT (SIZE): a name in the
+ * shared run folder no one can guess and plant first.  System calls
+ * only. */
+static int random_name(char *out, size_t size, const char *path, const char *suffix)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[8];
+	size_t n = strlen(path), ns = strlen(suffix);
+
+	if (n + ns + 17 > size)
+		return errno = ENAMETOOLONG, -1;
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		uint64_t v = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r;
+
+		memcpy(r, &v, sizeof(r));
+	}
+	memcpy(out, path, n);
+	memcpy(out + n, suffix, ns);
+	n += ns;
+	for (size_t i = 0; i < sizeof(r); i++) {
+		out[n++] = hex[r[i] >> 4];
+		out[n++] = hex[r[i] & 15];
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Makes PATH whole: a temporary folder (a name no one can guess) with the
+ * attempt file, renamed into place, so no reader sees a folder without its
+ * identity.  0 made, 1 the name was taken meanwhile, -1 (errno) failed.
+ * System calls only. */
 static int make_dir(const struct mad_jobdir *d, const char *path)
 {
 	char tmp[MAD_JOBDIR_PATH + 64], file[MAD_JOBDIR_PATH + 96];
-	size_t n = strlen(path);
-	int e;
+	int e, tries = 0;
 
-	if (n + 32 > sizeof(tmp))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".new.", 5);
-	n += 5;
-	n += fmt_u64(tmp + n, (uint64_t)getpid(), 0);
-	tmp[n] = '\0';
-	if (join(file, sizeof(file), tmp, MAD_JOBDIR_ATTEMPT))
-		return errno = ENAMETOOLONG, -1;
-	/* a leftover of a crashed writer with our pid */
-	unlink(file);
-	rmdir(tmp);
-	if (mkdir(tmp, 0755))
-		return -1;
+	do {
+		if (random_name(tmp, sizeof(tmp), path, ".new.") ||
+		    join(file, sizeof(file), tmp, MAD_JOBDIR_ATTEMPT))
+			return errno = ENAMETOOLONG, -1;
+		if (mkdir(tmp, 0755) == 0)
+			break;
+		if (errno != EEXIST || ++tries == 3)
+			return -1;
+	} while (1);
 	if (mad_write_file(tmp, MAD_JOBDIR_ATTEMPT, d->attempt, d->attempt_len, 0, NULL, 0)) {
 		e = errno;
 		rmdir(tmp);
@@ -338,16 +370,28 @@ static int run_dir_usable(const struct mad_jobdir *d, char *err, size_t size)
 				 "run folder '%s' (--mad-run-dir) is writable by group or others without the sticky bit (mode %04o): another user could replace this job's folder; make it 1777 (chmod +t) or the user's own",
 				 d->run_dir, (unsigned)(st.st_mode & 07777));
 	}
+	/* the sticky bit does not bind the folder's owner */
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_uid != 0 && st.st_uid != d->uid) {
+		if (!err)
+			return -1;
+		return mad_error(err, size,
+				 "run folder '%s' (--mad-run-dir) is writable by others and owned by uid %u, who could replace this job's folder: a shared run folder must be root's (mode 1777)",
+				 d->run_dir, (unsigned)st.st_uid);
+	}
 	return 0;
 }
 
 /* FOUND: an earlier job's folder of this identity goes aside. */
 static int move_aside(const char *path, char *notes, size_t nsize, char *err, size_t size)
 {
-	char old[MAD_JOBDIR_PATH + 64], text[2 * MAD_JOBDIR_PATH + 128];
+	char old[MAD_JOBDIR_PATH + 64], suffix[40], text[2 * MAD_JOBDIR_PATH + 128];
+	int rc, tries = 0;
 
-	snprintf(old, sizeof(old), "%s.old.%ld.%ld", path, (long)time(NULL), (long)getpid());
-	if (rename(path, old))
+	snprintf(suffix, sizeof(suffix), ".old.%ld.", (long)time(NULL));
+	do
+		rc = random_name(old, sizeof(old), path, suffix) ? -1 : rename(path, old);
+	while (rc && (errno == EEXIST || errno == ENOTEMPTY) && ++tries < 3);
+	if (rc)
 		return mad_error(err, size,
 				 "the job folder '%s' is an earlier job's with the same id, and it cannot be moved aside to '%s': %s",
 				 path, old, strerror(errno));
@@ -362,20 +406,24 @@ int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char 
 {
 	char path[MAD_JOBDIR_PATH];
 	struct stat st;
-	int k, tries;
+	int k, round, free_k, made;
 
-	if (notes && nsize)
-		*notes = '\0';
 	if (osize < MAD_JOBDIR_PATH || (mode == MAD_JOBDIR_FOUND && !err))
 		return -1;
 	if (run_dir_usable(d, err, size))
 		return -1;
-	for (k = 0; k < MAD_JOBDIR_NAMES; k++) {
-		mad_jobdir_name(d, k, path);
-		for (tries = 0; tries < 3; tries++) {
-			enum mad_jobdir_why why = mad_jobdir_check(d, path, &st);
-			int made;
+	/* Every name is looked at before one is made: a planted entry that
+	 * vanishes later must not send another node of the attempt to a new
+	 * folder under an earlier name. */
+	for (round = 0; round < 3; round++) {
+		if (notes && nsize)
+			*notes = '\0';
+		free_k = -1;
+		for (k = 0; k < MAD_JOBDIR_NAMES; k++) {
+			enum mad_jobdir_why why;
 
+			mad_jobdir_name(d, k, path);
+			why = mad_jobdir_check(d, path, &st);
 			if (why == JOBDIR_OURS && mode != MAD_JOBDIR_FOUND) {
 				memcpy(out, path, strlen(path) + 1);
 				return 0;
@@ -385,34 +433,50 @@ int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char 
 					return -1;
 				why = JOBDIR_ABSENT;
 			}
-			if (why == JOBDIR_ABSENT && mode == MAD_JOBDIR_FIND)
-				return 1; /* names are taken in order: none further */
-			if (why != JOBDIR_ABSENT) {
-				if (notes && nsize) {
-					char what[256], text[MAD_JOBDIR_PATH + 300];
-
-					mad_jobdir_describe(d, why, &st, what, sizeof(what));
-					snprintf(text, sizeof(text), "ignored '%s': %s", path, what);
-					note(notes, nsize, text);
-				}
-				break; /* the next name */
-			}
-			made = make_dir(d, path);
-			if (made == 0) {
-				memcpy(out, path, strlen(path) + 1);
-				return 0;
-			}
-			if (made < 0) {
+			if (why == JOBDIR_ERROR) {
 				if (!err)
 					return -1;
-				return mad_error(err, size, "cannot create the job folder '%s': %s",
+				return mad_error(err, size, "cannot look at the job folder '%s': %s",
 						 path, strerror(errno));
 			}
-			/* taken meanwhile (another node of this attempt?): look again */
+			if (why == JOBDIR_ABSENT) {
+				if (free_k < 0)
+					free_k = k;
+				continue;
+			}
+			if (notes && nsize) {
+				char what[256], text[MAD_JOBDIR_PATH + 300];
+
+				mad_jobdir_describe(d, why, &st, what, sizeof(what));
+				snprintf(text, sizeof(text), "ignored '%s': %s", path, what);
+				note(notes, nsize, text);
+			}
 		}
+		if (mode == MAD_JOBDIR_FIND)
+			return 1;
+		if (free_k < 0)
+			break;
+		mad_jobdir_name(d, free_k, path);
+		made = make_dir(d, path);
+		if (made == 0) {
+			memcpy(out, path, strlen(path) + 1);
+			return 0;
+		}
+		if (made < 0) {
+			if (!err)
+				return -1;
+			return mad_error(err, size, "cannot create the job folder '%s': %s", path,
+					 strerror(errno));
+		}
+		/* taken meanwhile (another node of this attempt?): look again */
+		if (mode == MAD_JOBDIR_FOUND)
+			mode = MAD_JOBDIR_JOIN; /* what it found aside stays aside */
 	}
 	if (!err)
 		return -1;
+	if (free_k >= 0)
+		return mad_error(err, size, "the job folders '%s' .. '~%d' kept changing while they were read",
+				 d->base, MAD_JOBDIR_NAMES - 1);
 	return mad_error(err, size, "no usable job folder: '%s' and '%s~1' to '~%d' are all taken (%s)",
 			 d->base, d->base, MAD_JOBDIR_NAMES - 1,
 			 notes && *notes ? notes : "the folders change while they are read");

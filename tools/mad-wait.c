@@ -607,6 +607,9 @@ int main(int argc, char **argv)
 	char from[4200], err[1024];
 	int n, rc, code, tty = isatty(2);
 
+	/* squeue's %V (the submit time files are trusted by) in the one form
+	 * mad_submit_time_parse() reads, whatever the caller's SLURM_TIME_FORMAT */
+	setenv("SLURM_TIME_FORMAT", "standard", 1);
 	memset(&c, 0, sizeof(c));
 	rc = parse_cli(argc, argv, &c);
 	if (rc)

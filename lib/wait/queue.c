@@ -304,6 +304,10 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 			struct passwd *pw = e[i].user[0] ? getpwnam(e[i].user) : NULL;
 
 			e[i].uid = pw ? (long)pw->pw_uid : -1;
+			/* a submit time in the future was printed in another zone
+			 * (spur prints UTC, SLURM local time): not one to trust */
+			if (e[i].submitted > (long)time(NULL) + 60)
+				e[i].submitted = -1;
 		}
 		rc = 0;
 	} else if (WIFEXITED(status) && strstr(errout.buf, "Invalid job id specified")) {

@@ -136,9 +136,8 @@ static int stale(struct mad_wait_job *j, const char *name, long time, long mtime
 {
 	char text[sizeof(j->dir) + 300];
 	long t = time >= 0 ? time : mtime;
-	long bound = j->submitted >= 0		    ? j->submitted :
-		     j->witnessed || j->unbounded ? -1 :
-						    j->wait_start;
+	/* listed without a submit time it can read: the wait's start still */
+	long bound = j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
 
 	if (bound < 0 || t + MAD_WAIT_CLOCK_SLACK >= bound)
 		return 0;
@@ -587,9 +586,12 @@ static int waiting_to_run(const char *state)
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		      const struct mad_wait_cfg *cfg, double start, double now)
 {
+	long bound = j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
 	int again = 0;
 
-	/* whose files count, and since when: read them again under it */
+	/* whose files count, and since when: what was read under another user
+	 * or a looser bound is read again (a tighter bound only lets more in,
+	 * and the files passed over are read again anyway) */
 	if (e->listing != LISTING_ABSENT && e->user[0] && e->uid >= 0 && (uid_t)e->uid != j->uid) {
 		j->uid = (uid_t)e->uid;
 		again = 1;
@@ -597,7 +599,7 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	if (e->listing != LISTING_ABSENT && e->submitted >= 0 &&
 	    (j->submitted < 0 || e->submitted < j->submitted)) {
 		j->submitted = e->submitted;
-		again = 1;
+		again |= j->submitted > bound;
 	}
 	if (again)
 		forget_reads(j);
@@ -882,7 +884,7 @@ void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *
 	t->deadline_from_limits = cfg->timeout < 0;
 	t->deadline = start + (cfg->timeout < 0 ? DAY : cfg->timeout);
 	t->next_scan = start;
-	t->next_queue = start; /* it says whose markers count, and since when */
+	t->next_queue = start; /* it says whose markers count, and since when: first */
 	/* the first answer grows it to one interval */
 	t->guard_interval = cfg->interval / GUARD_GROWTH;
 	t->backoff = BACKOFF_FIRST;
@@ -934,6 +936,14 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 		s.code = t->code;
 		return s;
 	}
+	/* the first answer says whose files count and since when: it comes
+	 * before the first read of a job squeue has not listed */
+	if (t->squeue_calls == 0 && now >= t->next_queue)
+		for (int i = 0; i < n; i++)
+			if (jobs[i].verdict == WAIT_PENDING && !jobs[i].witnessed) {
+				s.action = MAD_WAIT_ASK;
+				return s;
+			}
 	if (now >= t->next_scan) {
 		s.action = MAD_WAIT_SCAN;
 		return s;

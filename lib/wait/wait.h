@@ -209,8 +209,8 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  *   watched folder (mad_wait_woken), and at once after an answer that may
  *   end a job, before it is decided (a requeued attempt can run and end
  *   between two answers: its folder decides, not the first attempt's);
- * - the first squeue comes at once: it says whose markers count and
- *   since when;
+ * - the first squeue comes at once, before the first read: it says
+ *   whose markers count and since when;
  * - after an answer the guard slows down, x1.5 per answer up to 4
  *   intervals, jittered +-10% (RANDOM) so many waiters do not align;
  * - a job that vanished is re-asked after min(interval, 5 s) until

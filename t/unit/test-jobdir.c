@@ -176,6 +176,51 @@ TEST(another_users_folder_is_not_the_jobs)
 	cleanup(run);
 }
 
+TEST(a_planted_entry_that_vanishes_does_not_split_the_attempt)
+{
+	char *run = scratch(), path[MAD_JOBDIR_PATH], first[MAD_JOBDIR_PATH];
+	struct mad_jobdir d;
+
+	CHECK(init(&d, run, "alpha", 14, getuid()) == 0);
+	CHECK(symlink("/", d.base) == 0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, first, sizeof(first), NULL, 0, err,
+			      sizeof(err)) == 0);
+	CHECK(strstr(first, "/14~1") != NULL);
+	/* its owner removes it: the other nodes, later writers and readers
+	 * still meet in the attempt's folder, not a new one at the first name */
+	CHECK(unlink(d.base) == 0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, NULL, 0) == 0);
+	CHECK_STR(path, first);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, sizeof(path), NULL, 0, NULL, 0) == 0);
+	CHECK_STR(path, first);
+	CHECK(access(d.base, F_OK) != 0);
+	cleanup(run);
+}
+
+TEST(a_shared_run_folder_must_be_roots_or_the_users)
+{
+	char *run = scratch(), path[MAD_JOBDIR_PATH];
+	struct mad_jobdir d;
+
+	CHECK(chmod(run, 01777) == 0);
+	/* the owner of a 1777 folder may rename anything in it */
+	CHECK(init(&d, run, "", 15, getuid() + 1) == 0);
+	if (getuid() != 0) {
+		CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err,
+				      sizeof(err)) == -1);
+		CHECK(strstr(err, "must be root's") != NULL);
+	} else {
+		CHECK(chown(run, 4242, 4242) == 0);
+		CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err,
+				      sizeof(err)) == -1);
+		CHECK(strstr(err, "owned by uid 4242") != NULL && strstr(err, "must be root's") != NULL);
+		CHECK(chown(run, 0, 0) == 0);
+		CHECK(mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, sizeof(path), NULL, 0, err,
+				      sizeof(err)) == 1);
+	}
+	cleanup(run);
+}
+
 TEST(a_reader_that_cannot_know_the_cluster_takes_any)
 {
 	char *run = scratch(), path[MAD_JOBDIR_PATH];
@@ -316,6 +361,8 @@ int main(void)
 	RUN(join_makes_a_whole_private_folder_then_finds_it);
 	RUN(a_planted_link_a_writable_folder_and_a_foreign_one_are_passed_over);
 	RUN(another_users_folder_is_not_the_jobs);
+	RUN(a_planted_entry_that_vanishes_does_not_split_the_attempt);
+	RUN(a_shared_run_folder_must_be_roots_or_the_users);
 	RUN(a_reader_that_cannot_know_the_cluster_takes_any);
 	RUN(the_founder_moves_an_earlier_jobs_folder_aside);
 	RUN(a_run_folder_others_may_write_needs_the_sticky_bit);

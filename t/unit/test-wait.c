@@ -74,6 +74,7 @@ static void job_init(struct mad_wait_job *j, long id, const char *dir)
 {
 	mad_wait_job_init(j, id, dir);
 	j->witnessed = 1;
+	j->wait_start = 0; /* no file is older than the wait */
 }
 
 static struct mad_wait_step next_at(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
@@ -781,8 +782,10 @@ TEST(policy_first_squeue_at_once)
 	/* it says whose markers count and since when: none decides before */
 	mad_wait_job_init(&j, 201, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
-	CHECK(next_at(&t, &j, 1, &cfg, T0).action == MAD_WAIT_ASK);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_ASK); /* before a read */
 	CHECK(!t.answered);
+	mad_wait_unanswered(&t, &j, 1, &cfg, T0, "no controller");
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
 	mad_wait_job_free(&j);
 }
 

@@ -25,6 +25,11 @@ void mad_step_marker_name(char *name, size_t size, long step, long rank);
  * With ERR NULL, safe in a forked child: system calls only. */
 int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
 		     size_t size);
+/* Whether marker NAME in JOB_DIR records why a task of job JOB_ID could not
+ * start (an error= line, written by the plugin's task_init): the batch
+ * step's task_exit then keeps it instead of writing the bare status over
+ * it.  Safe in a forked child: system calls and byte compares only. */
+int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_id);
 /* Formats and writes the marker of RANK in JOB_DIR (mad_marker_format,
  * mad_marker_write), as whoever calls: the job's user.  0, or -1 with ERR. */
 int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,

@@ -377,7 +377,7 @@ static struct mad_child_budget marker_budget = { MARKER_WAIT_MS * 1000L };
  * touches the user's folder, so a planted symlink never makes root write
  * through it.  The child makes system calls only. */
 static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const char *name,
-				 const char *content, size_t len, int flags)
+				 const char *content, size_t len, int flags, long job_id)
 {
 	static const char *const why[] = {
 		[125] = "dropping privileges failed",
@@ -416,6 +416,9 @@ static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const c
 			_exit(125);
 		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), NULL, 0, NULL, 0))
 			_exit(126);
+		/* task_init recorded why the task could not start: that stays */
+		if (job_id >= 0 && mad_marker_failure_recorded(dir, name, job_id))
+			_exit(0);
 		_exit(mad_write_file(dir, name, content, len, flags, NULL, 0) ? 127 : 0);
 	}
 	rc = mad_child_reap(pid, &marker_budget, &status);
@@ -473,6 +476,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	/* A step task's marker only names a failure (the batch marker decides):
 	 * not worth an fsync per task in slurmstepd's reaping loop. */
 	if (len && mad_contract_jobdir(&c, &d, err, sizeof(err)) == 0)
-		write_marker_as_user(sp, &d, name, content, len, f.batch_step ? 0 : MAD_WRITE_NOSYNC);
+		write_marker_as_user(sp, &d, name, content, len, f.batch_step ? 0 : MAD_WRITE_NOSYNC,
+				     f.batch_step ? c.collect_job_id : -1);
 	return 0;
 }

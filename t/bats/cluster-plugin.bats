@@ -212,13 +212,20 @@ planted_link_job() {
 }
 
 @test "step markers: a symlink planted at a task's marker path never makes root write through it" {
-	planted_link_job step0_rank1 --nodes=2 --mad-model=m --output=/dev/null \
-		--wrap 'srun --nodes=2 --ntasks=2 sh -c "exit 4"'
+	victim=$MAD_CLUSTER_DIR/root-only-step
+	rm -rf "$victim" && mkdir -m 0755 "$victim" && echo original >"$victim/file"
+	# the job's own script plants it in its folder (founded fresh by its batch step; a
+	# folder planted before the job is passed over), before its step's tasks end as root
+	submit --nodes=2 --mad-model=m \
+		--wrap "ln -s '$victim/file' \"\$MAD_JOB_DIR/step0_rank1\"; echo job_dir=\$MAD_JOB_DIR; srun --nodes=2 --ntasks=2 sh -c 'exit 4'"
+	cat "$out"
+	dir=$(sed -n 's/^job_dir=//p' "$out")
+	[[ -n $dir && -d $dir ]]
 	[[ $(cat "$victim/file") == original ]]
-	[[ -L $run_dir/$jobid/step0_rank1 ]]
-	# the other task's marker is there, the user's, with its status
-	[[ $(head -1 "$run_dir/$jobid/step0_rank0") == 4 ]]
-	[[ -z $(find "$run_dir/$jobid" -user root) ]]
+	# the link was replaced by the marker, never written through; both are the user's
+	[[ -f $dir/step0_rank1 && ! -L $dir/step0_rank1 ]]
+	[[ $(head -1 "$dir/step0_rank1") == 4 && $(head -1 "$dir/step0_rank0") == 4 ]]
+	[[ -z $(find "$dir" -user root) ]]
 }
 
 @test "scancel while peers wait for rank 0: the tasks end at once, no node drains" {

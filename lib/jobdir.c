@@ -136,6 +136,7 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 
 	memset(d, 0, sizeof(*d));
 	d->uid = uid;
+	d->not_before = -1;
 	d->any_cluster = cluster == NULL;
 	if (!cluster)
 		cluster = "";
@@ -177,7 +178,24 @@ void mad_jobdir_name(const struct mad_jobdir *d, int k, char *out)
 	}
 }
 
+/* The created= time of an attempt file's text BUF (LEN), or -1. */
+static long attempt_created(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	long t = 0;
+
+	for (; p + 9 <= end; p++)
+		if ((p == buf || p[-1] == '\n') && memcmp(p, "created=", 8) == 0)
+			break;
+	if (p + 9 > end)
+		return -1;
+	for (p += 8; p < end && *p >= '0' && *p <= '9' && t < 1000000000000L; p++)
+		t = t * 10 + (*p - '0');
+	return t;
+}
+
 /* The attempt file of folder PATH is the user's and names this attempt: 1;
+ * 2 when it was made before d->not_before;
  * 0 when it is not (*READABLE: there is one of the user's); -1 when it
  * cannot be looked at (errno). */
 static int attempt_matches(const struct mad_jobdir *d, const char *path, int *readable)
@@ -207,15 +225,22 @@ static int attempt_matches(const struct mad_jobdir *d, const char *path, int *re
 	*readable = 1;
 	if (off < d->identity_len)
 		return 0;
-	if (!d->any_cluster)
-		return memcmp(buf, d->attempt, d->identity_len) == 0;
-	/* any cluster: the first line is a cluster's, the next two ours */
-	{
+	if (!d->any_cluster) {
+		if (memcmp(buf, d->attempt, d->identity_len) != 0)
+			return 0;
+	} else {
+		/* any cluster: the first line is a cluster's, the next two ours */
 		const char *eol = memchr(buf, '\n', off);
 		size_t rest = d->identity_len - d->cluster_len;
 
-		return eol && (size_t)(eol + 1 - buf) + rest <= off && strncmp(buf, "cluster=", 8) == 0 &&
-		       memcmp(eol + 1, d->attempt + d->cluster_len, rest) == 0;
+		if (!eol || (size_t)(eol + 1 - buf) + rest > off || strncmp(buf, "cluster=", 8) != 0 ||
+		    memcmp(eol + 1, d->attempt + d->cluster_len, rest) != 0)
+			return 0;
+	}
+	{
+		long made = attempt_created(buf, off);
+
+		return d->not_before >= 0 && made >= 0 && made < d->not_before ? 2 : 1;
 	}
 }
 
@@ -238,7 +263,7 @@ enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *pat
 		return JOBDIR_ERROR;
 	if (rc == 0)
 		return readable ? JOBDIR_OTHER_ATTEMPT : JOBDIR_NO_ATTEMPT;
-	return JOBDIR_OURS;
+	return rc == 2 ? JOBDIR_EARLIER : JOBDIR_OURS;
 }
 
 void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
@@ -264,6 +289,10 @@ void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
 		snprintf(out, size, "another attempt's folder (not %.*s)",
 			 (int)(d->identity_len - 1 - (d->any_cluster ? d->cluster_len : 0)),
 			 d->attempt + (d->any_cluster ? d->cluster_len : 0));
+		break;
+	case JOBDIR_EARLIER:
+		snprintf(out, size, "made before the job was submitted (%ld): an earlier job's with the same id",
+			 d->not_before);
 		break;
 	default: snprintf(out, size, "cannot be read"); break;
 	}

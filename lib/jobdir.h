@@ -43,6 +43,9 @@ struct mad_jobdir {
 	size_t identity_len;   /* the first three lines: cluster, job, restart */
 	int any_cluster;       /* mad-wait: the cluster is not known */
 	uid_t uid;             /* the job's user */
+	long not_before;       /* mad-wait: a folder made before this (the job's
+				  submit time, less a slack) is an earlier job's;
+				  -1: no bound (the writers, which cannot know) */
 };
 
 /* Fills D for the attempt whose folder would be RUN_DIR/BASE_NAME: the job's
@@ -62,6 +65,7 @@ enum mad_jobdir_why {
 	JOBDIR_MODE,          /* writable by group or others */
 	JOBDIR_NO_ATTEMPT,    /* no readable attempt file of the user's */
 	JOBDIR_OTHER_ATTEMPT, /* another cluster's or job's */
+	JOBDIR_EARLIER,       /* made before d->not_before: an earlier job's */
 	JOBDIR_ERROR,         /* lstat failed otherwise */
 };
 

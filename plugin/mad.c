@@ -54,16 +54,14 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 #define MARKER_WAIT_MS 10000 /* a step's marker writers get this long in all */
 
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
- * format, spur prints it verbatim, so no user byte can act as a format. */
-__attribute__((format(printf, 1, 2))) static void log_error(const char *fmt, ...)
+ * format, spur prints it verbatim, so no user byte can act as a format.
+ * INFO: slurm_info (slurmd's log), else slurm_error (the job's stderr too). */
+static void log_message(int info, const char *fmt, va_list ap)
 {
 	char msg[ERR_MAX], safe[2 * ERR_MAX + 8];
 	size_t i, o = 0;
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	memcpy(safe, "mad: ", 5);
 	o = 5;
 	for (i = 0; msg[i] && o + 3 < sizeof(safe); i++) {
@@ -77,8 +75,29 @@ __attribute__((format(printf, 1, 2))) static void log_error(const char *fmt, ...
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-security"
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	slurm_error(safe);
+	if (info)
+		slurm_info(safe);
+	else
+		slurm_error(safe);
 #pragma GCC diagnostic pop
+}
+
+__attribute__((format(printf, 1, 2))) static void log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_message(0, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2))) static void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_message(1, fmt, ap);
+	va_end(ap);
 }
 
 static int opt_callback(int val, const char *value, int remote);
@@ -298,8 +317,10 @@ static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char 
 	rc = mad_contract_job_dir(c, mode, err, size);
 	if (rc < 0)
 		return -1;
+	/* slurmd's log: the job's own output is the user's, and mad-env
+	 * --explain names them too (MAD_JOB_DIR's source) */
 	if (*c->job_dir_notes)
-		log_error("%s", c->job_dir_notes);
+		log_info("%s", c->job_dir_notes);
 	return 0;
 }
 

@@ -378,9 +378,13 @@ static void forget_reads(struct mad_wait_job *j)
 }
 
 /* The folder of attempt RESTART by jobdir.h's rules (any cluster: mad-wait
- * cannot know it) into PATH: 0, 1 none (yet), -1 with ERR. */
-static int locate(struct mad_wait_job *j, long restart, char *path, size_t psize, char *err,
-		  size_t size)
+ * cannot know it) into PATH: 0, 1 none (yet), -1 with ERR.  NEXT: a later
+ * attempt's, which cannot have been made before the job was submitted (a
+ * folder left by an earlier job with the same id must not end the current
+ * attempt); the current attempt's may be an array's that joined such a
+ * folder, and its files are checked one by one. */
+static int locate(struct mad_wait_job *j, long restart, int next, char *path, size_t psize,
+		  char *err, size_t size)
 {
 	struct mad_jobdir d;
 	char name[64], notes[sizeof(j->ignored)];
@@ -392,6 +396,11 @@ static int locate(struct mad_wait_job *j, long restart, char *path, size_t psize
 		snprintf(name, sizeof(name), "%ld", j->id);
 	if (mad_jobdir_init(&d, j->run_dir, name, NULL, j->id, restart, j->uid, err, size))
 		return -1;
+	/* a folder made before the job (or, until squeue says when it was
+	 * submitted, before the wait) is an earlier job's with the same id */
+	d.not_before = !next ? -1 : j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
+	if (d.not_before >= 0)
+		d.not_before -= MAD_WAIT_CLOCK_SLACK;
 	rc = mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, psize, notes, sizeof(notes), err, size);
 	if (*notes)
 		ignore(j, notes);
@@ -408,7 +417,7 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 	long *seen = NULL, nseen = 0, cap = 0, nsorted, tcap;
 	char path[sizeof(j->dir)];
 
-	rc = locate(j, j->restart, path, sizeof(path), err, size);
+	rc = locate(j, j->restart, 0, path, sizeof(path), err, size);
 	if (rc < 0)
 		return -1;
 	if (rc > 0)
@@ -418,7 +427,6 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 			forget_reads(j); /* another folder is the attempt's now */
 		memcpy(j->dir, path, strlen(path) + 1);
 	}
-	nsorted = tcap = j->ntask;
 	d = opendir(j->dir);
 	if (!d) {
 		if (errno == ENOENT)
@@ -426,6 +434,19 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		return mad_error(err, size, "cannot read the job folder '%s': %s", j->dir,
 				 strerror(errno));
 	}
+	{
+		struct stat st;
+
+		/* the same name, another folder (the founder moved an earlier
+		 * job's aside and made the attempt's): read it afresh */
+		if (fstat(dirfd(d), &st) == 0) {
+			if (j->dir_seen && (st.st_ino != j->dir_ino || st.st_dev != j->dir_dev))
+				forget_reads(j);
+			j->dir_ino = st.st_ino;
+			j->dir_dev = st.st_dev;
+		}
+	}
+	nsorted = tcap = j->ntask;
 	j->dir_seen = 1;
 	while ((de = readdir(d))) {
 		long n = marker_rank(de->d_name), step, task;
@@ -505,7 +526,7 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	/* SLURM counts a requeue whose script never started (a failed launch
 	 * or prolog) too, and that attempt leaves no folder: look a few past */
 	for (k = j->restart + 1; k <= j->restart + ATTEMPT_GAP_MAX; k++) {
-		int rc = locate(j, k, next, sizeof(next), err, size);
+		int rc = locate(j, k, 1, next, sizeof(next), err, size);
 
 		if (rc < 0)
 			return -1;
@@ -729,9 +750,6 @@ static int verdict(struct mad_wait_job *j, int v)
 	if (j->unbounded && off < sizeof(j->reason))
 		off += (size_t)snprintf(j->reason + off, sizeof(j->reason) - off, "%s",
 					" (the scheduler never listed the job: its files were taken as the caller's, unchecked against its submit time)");
-	if (*j->ignored && off < sizeof(j->reason))
-		off += (size_t)snprintf(j->reason + off, sizeof(j->reason) - off, "; %s",
-					j->ignored);
 	if (off >= sizeof(j->reason))
 		off = sizeof(j->reason) - 1;
 	for (long i = 0; i < j->ntask && named < j->ntask_failed; i++) {
@@ -760,6 +778,10 @@ static int verdict(struct mad_wait_job *j, int v)
 		off += (size_t)w;
 		named++;
 	}
+	/* what was passed over, last: the outcome reads first */
+	off = strlen(j->reason);
+	if (*j->ignored && off < sizeof(j->reason))
+		snprintf(j->reason + off, sizeof(j->reason) - off, "; %.*s", (int)(sizeof(j->reason) - off - 3), j->ignored);
 	return j->verdict = v;
 }
 

@@ -129,6 +129,8 @@ struct mad_wait_job {
 	long nrank;          /* entries in RANK */
 	long ndone, nfailed; /* ranks DONE; ranks FAILED or INVALID */
 	int dir_seen;
+	ino_t dir_ino; /* the folder read last: another under the same name is read afresh */
+	dev_t dir_dev;
 	struct mad_step_task *task; /* step tasks, sorted by step and task */
 	long ntask, ntask_failed;
 	enum mad_rerun rerun;

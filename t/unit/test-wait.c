@@ -270,6 +270,21 @@ TEST(trust_a_marker_older_than_the_job_is_an_earlier_jobs)
 	CHECK(mad_wait_decide(&j, &strict, 5) == WAIT_FAILED);
 	CHECK(strstr(j.reason, "rank 0 failed with exit status 3 on new") != NULL);
 	mad_wait_job_free(&j);
+	/* a later attempt's folder made before the job was submitted is an
+	 * earlier job's with the same id: it does not end this attempt */
+	mkjob("314");
+	put("314/expected", "1\n");
+	put("314/done_rank0", "0\ntime=6000\n");
+	mkjob("314.1");
+	put("314.1/attempt", "cluster=test\njob=314\nrestart=1\nuid=0\ncreated=100\n");
+	put("314.1/expected", "1\n");
+	put("314.1/done_rank0", "3\ntime=100\n");
+	job_init(&j, 314, run_dir);
+	e = listed(314, (long)getuid(), 5000);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	CHECK(mad_wait_scan(&j, &cfg, 1, err, sizeof(err)) == 1 && j.ndone == 1 && j.restart == 0);
+	CHECK(strstr(j.ignored, "/314.1': made before the job was submitted") != NULL);
+	mad_wait_job_free(&j);
 	/* a requeue moves the submit time later: the earliest counts */
 	job_init(&j, 311, run_dir);
 	e.submitted = 4990;

@@ -189,6 +189,8 @@ planted_link_job() {
 	rm -rf "$victim" && mkdir -m 0755 "$victim" && echo original >"$victim/file"
 	run "$AS_USER" sbatch --parsable --hold "$@"
 	jobid=${output%%;*}
+	# the run folder keeps earlier runs' folders: the user plants a fresh one
+	"$AS_USER" rm -rf "$run_dir/$jobid"
 	"$AS_USER" mkdir -p "$run_dir/$jobid"
 	"$AS_USER" ln -s "$victim/file" "$run_dir/$jobid/$name"
 	"$AS_USER" scontrol release "$jobid"

@@ -209,11 +209,13 @@ waitfor_end() {
 
 # A job that sleeps in its first attempt and exits $second in the next ones. Each attempt
 # logs its start to requeue-JOBID.out, for job_story.
+# The first attempt ends with the status of its sleep, killed by the requeue (143): the
+# shell must not go on to "exit 0" when the signal reaches the sleep before it.
 requeue_job() {
 	sbatch_id --requeue --nodes=1 --mad-model=m --open-mode=append \
 		--output="$MAD_CLUSTER_SHARED/requeue-%j.out" "$@" \
 		--wrap "echo \"restart \${SLURM_RESTART_COUNT:-0} on \$(hostname) at \$(date +%T.%N)\";
-			if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 60; fi; exit $second"
+			if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 60; exit \$?; fi; exit $second"
 }
 
 # What happened to job $1, for a failing requeue test (bats shows it only then): each

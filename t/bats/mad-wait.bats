@@ -133,7 +133,7 @@ expect() { # job count
 	cat "$BATS_TEST_TMPDIR/squeue.calls"
 	# asked at once (whose markers count, since when), then once an interval
 	(($(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") <= 2))
-	[[ -z $(grep -vx -- '--noheader --states=all --jobs 30,31 --format %i %T %l %u %V' "$BATS_TEST_TMPDIR/squeue.calls") ]]
+	if grep -qvx -- '--noheader --states=all --jobs 30,31 --format %i %T %l %u %V' "$BATS_TEST_TMPDIR/squeue.calls"; then false; fi
 	assert_output --partial '"job_id":	30'
 	assert_output --partial '"job_id":	31'
 	assert_output --partial '"host":	"a"'

@@ -289,8 +289,7 @@ static void base_name(const struct mad_contract *c, char *out, size_t size)
 		snprintf(out, size, "%ld", c->collect_job_id);
 }
 
-int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err,
-			size_t size)
+int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err, size_t size)
 {
 	char name[64];
 
@@ -299,8 +298,7 @@ int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char
 			       c->uid, err, size);
 }
 
-int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err,
-			 size_t size)
+int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err, size_t size)
 {
 	struct mad_jobdir d;
 	char path[MAD_JOBDIR_PATH];

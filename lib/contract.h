@@ -36,8 +36,8 @@ struct mad_facts {
 	long job_nnodes;            /* SLURM_JOB_NUM_NODES */
 	const char *nodelist;       /* the step's list, else the job's */
 	long restart_count;
-	char cluster[64];           /* SLURM_CLUSTER_NAME, "" unknown */
-	long uid;                   /* the job's user; MAD_NONE: the caller */
+	char cluster[64]; /* SLURM_CLUSTER_NAME, "" unknown */
+	long uid;         /* the job's user; MAD_NONE: the caller */
 	/* this task in its step (srun steps only) */
 	long task_id, ntasks;       /* SLURM_PROCID, the step's task count */
 	long local_id, local_ntasks; /* SLURM_LOCALID, tasks of the step here */
@@ -90,9 +90,9 @@ struct mad_contract {
 	char nproc_from[64];
 	char run_dir[MAD_VALUE_MAX]; /* "" without a run folder */
 	char job_dir[MAD_JOBDIR_PATH]; /* the attempt's folder (jobdir.h) once opened */
-	int job_dir_open;           /* job_dir is the opened one, not just its first name */
-	char job_dir_notes[1024];   /* the folders passed over, for messages and --explain */
-	char cluster[64];           /* the attempt's identity (jobdir.h) */
+	int job_dir_open;              /* job_dir is the opened one, not just its first name */
+	char job_dir_notes[1024];      /* the folders passed over, for messages and --explain */
+	char cluster[64];              /* the attempt's identity (jobdir.h) */
 	long restart;
 	uid_t uid;
 	char record[32];            /* the step's rendezvous record in job_dir */
@@ -126,12 +126,10 @@ int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract 
 /* Opens this attempt's job folder below c->run_dir (jobdir.h) in MODE, as
  * c->uid: c->job_dir becomes its path and c->job_dir_notes names what was
  * passed over.  0 opened, 1 none yet (MAD_JOBDIR_FIND), -1 with ERR. */
-int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err,
-			 size_t size);
+int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err, size_t size);
 /* D for this attempt's job folder, for a caller that opens it later (a
  * forked child).  0, or -1 with ERR. */
-int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err,
-			size_t size);
+int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err, size_t size);
 
 /* Process rank 0 checks that MASTER_PORT can be bound on its node now, so
  * a busy port fails at once, naming port and node, instead of a launcher

@@ -93,8 +93,7 @@ int mad_write_file(const char *dir, const char *name, const char *content, size_
 	return e ? write_failed(dir, name, e, err, size) : 0;
 }
 
-int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why,
-		   size_t wsize)
+int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why, size_t wsize)
 {
 	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW)) {
 		int e = errno;
@@ -144,7 +143,8 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 		char shown[MAD_PRINTABLE_SIZE];
 
 		mad_printable(shown, sizeof(shown), cluster, strlen(cluster));
-		return mad_error(err, size, "the cluster name '%s' (SLURM_CLUSTER_NAME) is not a printable word of at most 63 bytes",
+		return mad_error(err, size,
+				 "the cluster name '%s' (SLURM_CLUSTER_NAME) is not a printable word of at most 63 bytes",
 				 shown);
 	}
 	/* room for "~K", ".new.PID" and ".old.TIME.PID" after the base */
@@ -158,8 +158,8 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 	n += snprintf(d->attempt + n, sizeof(d->attempt) - (size_t)n, "job=%ld\nrestart=%ld\n", job,
 		      restart);
 	d->identity_len = (size_t)n;
-	n += snprintf(d->attempt + n, sizeof(d->attempt) - (size_t)n, "uid=%u\ncreated=%ld\nhost=%s\n",
-		      (unsigned)uid, (long)time(NULL), host);
+	n += snprintf(d->attempt + n, sizeof(d->attempt) - (size_t)n,
+		      "uid=%u\ncreated=%ld\nhost=%s\n", (unsigned)uid, (long)time(NULL), host);
 	if (n < 0 || (size_t)n >= sizeof(d->attempt))
 		return mad_error(err, size, "the attempt record does not fit");
 	d->attempt_len = (size_t)n;
@@ -266,14 +266,22 @@ enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *pat
 	return rc == 2 ? JOBDIR_EARLIER : JOBDIR_OURS;
 }
 
-void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
-			 const struct stat *st, char *out, size_t size)
+void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why, const struct stat *st,
+			 char *out, size_t size)
 {
 	switch (why) {
-	case JOBDIR_OURS: snprintf(out, size, "this attempt's"); break;
-	case JOBDIR_ABSENT: snprintf(out, size, "absent"); break;
-	case JOBDIR_LINK: snprintf(out, size, "a symbolic link"); break;
-	case JOBDIR_NOT_DIR: snprintf(out, size, "not a directory"); break;
+	case JOBDIR_OURS:
+		snprintf(out, size, "this attempt's");
+		break;
+	case JOBDIR_ABSENT:
+		snprintf(out, size, "absent");
+		break;
+	case JOBDIR_LINK:
+		snprintf(out, size, "a symbolic link");
+		break;
+	case JOBDIR_NOT_DIR:
+		snprintf(out, size, "not a directory");
+		break;
 	case JOBDIR_OWNER:
 		snprintf(out, size, "owned by uid %u, not the job's user (uid %u)",
 			 (unsigned)st->st_uid, (unsigned)d->uid);
@@ -291,10 +299,13 @@ void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
 			 d->attempt + (d->any_cluster ? d->cluster_len : 0));
 		break;
 	case JOBDIR_EARLIER:
-		snprintf(out, size, "made before the job was submitted (%ld): an earlier job's with the same id",
+		snprintf(out, size,
+			 "made before the job was submitted (%ld): an earlier job's with the same id",
 			 d->not_before);
 		break;
-	default: snprintf(out, size, "cannot be read"); break;
+	default:
+		snprintf(out, size, "cannot be read");
+		break;
 	}
 	/* one line: the identity's newlines as spaces */
 	for (char *p = out; *p; p++)
@@ -357,8 +368,7 @@ static int make_dir(const struct mad_jobdir *d, const char *path)
 	e = errno;
 	unlink(file);
 	rmdir(tmp);
-	if (e == EEXIST || e == ENOTEMPTY || e == EPERM || e == EACCES || e == ENOTDIR ||
-	    e == EISDIR)
+	if (e == EEXIST || e == ENOTEMPTY || e == EPERM || e == EACCES || e == ENOTDIR || e == EISDIR)
 		return 1;
 	return errno = e, -1;
 }
@@ -504,7 +514,8 @@ int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char 
 	if (!err)
 		return -1;
 	if (free_k >= 0)
-		return mad_error(err, size, "the job folders '%s' .. '~%d' kept changing while they were read",
+		return mad_error(err, size,
+				 "the job folders '%s' .. '~%d' kept changing while they were read",
 				 d->base, MAD_JOBDIR_NAMES - 1);
 	return mad_error(err, size, "no usable job folder: '%s' and '%s~1' to '~%d' are all taken (%s)",
 			 d->base, d->base, MAD_JOBDIR_NAMES - 1,

@@ -37,13 +37,13 @@
 struct mad_jobdir {
 	char base[MAD_JOBDIR_PATH]; /* RUN_DIR/<job>[.<restart>] */
 	char run_dir[MAD_JOBDIR_PATH];
-	char attempt[768];     /* the attempt file this attempt writes */
+	char attempt[768]; /* the attempt file this attempt writes */
 	size_t attempt_len;
-	size_t cluster_len;    /* the first line, "cluster=NAME\n" */
-	size_t identity_len;   /* the first three lines: cluster, job, restart */
-	int any_cluster;       /* mad-wait: the cluster is not known */
-	uid_t uid;             /* the job's user */
-	long not_before;       /* mad-wait: a folder made before this (the job's
+	size_t cluster_len;  /* the first line, "cluster=NAME\n" */
+	size_t identity_len; /* the first three lines: cluster, job, restart */
+	int any_cluster;     /* mad-wait: the cluster is not known */
+	uid_t uid;           /* the job's user */
+	long not_before;     /* mad-wait: a folder made before this (the job's
 				  submit time, less a slack) is an earlier job's;
 				  -1: no bound (the writers, which cannot know) */
 };
@@ -79,8 +79,8 @@ enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *pat
 
 /* What PATH is, for a message: "owned by uid 1001, not the job's user
  * (uid 1000)". */
-void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why,
-			 const struct stat *st, char *out, size_t size);
+void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why, const struct stat *st,
+			 char *out, size_t size);
 
 enum mad_jobdir_mode {
 	MAD_JOBDIR_FIND,  /* only an existing folder of this attempt */
@@ -118,7 +118,6 @@ int mad_write_file(const char *dir, const char *name, const char *content, size_
  * is not, WHY saying so ("a symbolic link", "owned by uid 1001, not the
  * job's user (uid 1000)"); -1 (errno, WHY) when it cannot be looked at.
  * *ST gets its lstat. */
-int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why,
-		   size_t wsize);
+int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why, size_t wsize);
 
 #endif

@@ -34,8 +34,8 @@ int mad_rdzv_publish(const char *job_dir, const char *record,
 	return mad_write_file(job_dir, record, buf, (size_t)len, 0, err, size);
 }
 
-int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r,
-		  char *err, size_t size)
+int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,
+		  size_t size)
 {
 	char path[MAD_JOBDIR_PATH + 64], buf[1024], *line, *save = NULL, why[256];
 	struct stat st;

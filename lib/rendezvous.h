@@ -28,8 +28,8 @@ int mad_rdzv_publish(const char *job_dir, const char *record,
 		     const struct mad_rdzv *r, char *err, size_t size);
 /* 1 and *R when a record is there, 0 when not yet, -1 (ERR) when it is
  * unreadable, malformed, or not a regular file of UID (the job's user). */
-int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r,
-		  char *err, size_t size);
+int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,
+		  size_t size);
 /* Waits up to TIMEOUT seconds for a record of JOB_ID, re-reading the
  * folder with backoff (so NFS caches refresh).  0, or -1 with ERR naming
  * the rank, the folder and the time waited. */

@@ -307,7 +307,7 @@ static void mark_failure(struct mad_contract *c, const struct mad_facts *f, cons
  * in spurd. */
 static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char *err, size_t size)
 {
-	enum mad_jobdir_mode mode = !f->batch_step		    ? MAD_JOBDIR_FIND :
+	enum mad_jobdir_mode mode = !f->batch_step                ? MAD_JOBDIR_FIND :
 				    c->fanout == MAD_FANOUT_NODES ? MAD_JOBDIR_FOUND :
 								    MAD_JOBDIR_JOIN;
 	int rc;

@@ -142,7 +142,8 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 		memcpy(line, p, ln);
 		line[ln] = '\0';
 		p = eol ? eol + 1 : end;
-		for (w = strtok_r(line, " \t\r", &save); w && nt < 5; w = strtok_r(NULL, " \t\r", &save))
+		for (w = strtok_r(line, " \t\r", &save); w && nt < 5;
+		     w = strtok_r(NULL, " \t\r", &save))
 			tok[nt++] = w;
 		if (nt == 0)
 			continue;
@@ -293,7 +294,10 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 	if (!sb_cstr(&ids))
 		return mad_error(err, size, "out of memory");
 	argv[0] = "squeue"; argv[1] = "--noheader"; argv[2] = "--states=all";
-	argv[3] = "--jobs"; argv[4] = ids.buf; argv[5] = "--format"; argv[6] = "%i %T %l %u %V";
+	argv[3] = "--jobs";
+	argv[4] = ids.buf;
+	argv[5] = "--format";
+	argv[6] = "%i %T %l %u %V";
 	argv[7] = NULL;
 
 	if (run_capture(argv, timeout, &out, &errout, &status, err, size))

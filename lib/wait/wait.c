@@ -318,8 +318,10 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 		j->expected_from = "--nnodes";
 	} else if (has_expected && read_count(j, dirfd, "expected", &j->expected) == 0) {
 		j->expected_from = "the job folder's 'expected' file";
-	} else if (has_record && mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
-		   !stale(j, MAD_RDZV_RECORD, rec.time, -1) && rec.nnodes > 0 && rec.nnodes <= RANKS_MAX) {
+	} else if (has_record &&
+		   mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
+		   !stale(j, MAD_RDZV_RECORD, rec.time, -1) && rec.nnodes > 0 &&
+		   rec.nnodes <= RANKS_MAX) {
 		j->expected = rec.nnodes;
 		j->expected_from = "the rendezvous record";
 	}
@@ -398,7 +400,10 @@ static int locate(struct mad_wait_job *j, long restart, int next, char *path, si
 		return -1;
 	/* a folder made before the job (or, until squeue says when it was
 	 * submitted, before the wait) is an earlier job's with the same id */
-	d.not_before = !next ? -1 : j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
+	d.not_before = !next             ? -1 :
+		       j->submitted >= 0 ? j->submitted :
+		       j->unbounded      ? -1 :
+					   j->wait_start;
 	if (d.not_before >= 0)
 		d.not_before -= MAD_WAIT_CLOCK_SLACK;
 	rc = mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, psize, notes, sizeof(notes), err, size);
@@ -781,7 +786,8 @@ static int verdict(struct mad_wait_job *j, int v)
 	/* what was passed over, last: the outcome reads first */
 	off = strlen(j->reason);
 	if (*j->ignored && off < sizeof(j->reason))
-		snprintf(j->reason + off, sizeof(j->reason) - off, "; %.*s", (int)(sizeof(j->reason) - off - 3), j->ignored);
+		snprintf(j->reason + off, sizeof(j->reason) - off, "; %.*s",
+			 (int)(sizeof(j->reason) - off - 3), j->ignored);
 	return j->verdict = v;
 }
 

@@ -115,10 +115,10 @@ struct mad_wait_job {
 	 * decided once squeue says when; one it never lists, once confirmed
 	 * gone, by the caller's files, unchecked, and the reason says so). */
 	uid_t uid;
-	long submitted;  /* -1 unknown */
-	long wait_start; /* the wall clock when the wait began */
-	int witnessed;   /* squeue listed the job at least once */
-	int unbounded;   /* never listed, confirmed gone: no time bound */
+	long submitted;     /* -1 unknown */
+	long wait_start;    /* the wall clock when the wait began */
+	int witnessed;      /* squeue listed the job at least once */
+	int unbounded;      /* never listed, confirmed gone: no time bound */
 	char ignored[1024]; /* what was passed over, for the reason and --json */
 	char run_dir[4096];
 	char dir[4200]; /* run_dir/<id>[.<restart>] */

@@ -164,8 +164,7 @@ TEST(another_users_folder_is_not_the_jobs)
 
 	/* made by us: to a job whose user is another uid, a stranger's */
 	CHECK(init(&d, run, "alpha", 13, getuid()) == 0);
-	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) ==
-	      0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	CHECK(init(&stranger, run, "alpha", 13, getuid() + 1) == 0);
 	CHECK(mad_jobdir_check(&stranger, path, &st) == JOBDIR_OWNER);
 	mad_jobdir_describe(&stranger, JOBDIR_OWNER, &st, what, sizeof(what));
@@ -183,8 +182,8 @@ TEST(a_planted_entry_that_vanishes_does_not_split_the_attempt)
 
 	CHECK(init(&d, run, "alpha", 14, getuid()) == 0);
 	CHECK(symlink("/", d.base) == 0);
-	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, first, sizeof(first), NULL, 0, err,
-			      sizeof(err)) == 0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, first, sizeof(first), NULL, 0, err, sizeof(err)) ==
+	      0);
 	CHECK(strstr(first, "/14~1") != NULL);
 	/* its owner removes it: the other nodes, later writers and readers
 	 * still meet in the attempt's folder, not a new one at the first name */
@@ -227,8 +226,7 @@ TEST(a_reader_that_cannot_know_the_cluster_takes_any)
 	struct mad_jobdir d, any;
 
 	CHECK(init(&d, run, "alpha", 9, getuid()) == 0);
-	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) ==
-	      0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	CHECK(init(&any, run, NULL, 9, getuid()) == 0);
 	CHECK(mad_jobdir_check(&any, path, &(struct stat){ 0 }) == JOBDIR_OURS);
 	CHECK(init(&any, run, NULL, 90, getuid()) == 0);
@@ -244,8 +242,7 @@ TEST(the_founder_moves_an_earlier_jobs_folder_aside)
 	struct mad_jobdir d;
 
 	CHECK(init(&d, run, "alpha", 10, getuid()) == 0);
-	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) ==
-	      0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	snprintf(file, sizeof(file), "%s/done_rank0", path);
 	put(file, "0\n");
 	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_FOUND, path, sizeof(path), notes, sizeof(notes), err,
@@ -256,8 +253,7 @@ TEST(the_founder_moves_an_earlier_jobs_folder_aside)
 	CHECK(strstr(notes, ".old.") != NULL);
 	/* later writers of the attempt join the founder's folder */
 	put(file, "1\n");
-	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) ==
-	      0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	slurp(file, text, sizeof(text));
 	CHECK_STR(text, "1\n");
 	cleanup(run);
@@ -275,8 +271,7 @@ TEST(a_run_folder_others_may_write_needs_the_sticky_bit)
 	CHECK(strstr(err, "without the sticky bit (mode 0777)") != NULL);
 	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, NULL, 0) == -1);
 	CHECK(chmod(run, 01777) == 0);
-	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) ==
-	      0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	cleanup(run);
 }
 

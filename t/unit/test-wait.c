@@ -208,8 +208,12 @@ TEST(markers_decide)
 /* squeue's answer for job ID: listed, with its user's UID and SUBMITTED */
 static struct mad_queue_entry listed(long id, long uid, long submitted)
 {
-	struct mad_queue_entry e = { .id = id, .listing = LISTING_ACTIVE, .state = "RUNNING",
-				     .user = "someone", .uid = uid, .submitted = submitted };
+	struct mad_queue_entry e = { .id = id,
+				     .listing = LISTING_ACTIVE,
+				     .state = "RUNNING",
+				     .user = "someone",
+				     .uid = uid,
+				     .submitted = submitted };
 
 	return e;
 }

@@ -317,10 +317,22 @@ static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char 
 	rc = mad_contract_job_dir(c, mode, err, size);
 	if (rc < 0)
 		return -1;
-	/* slurmd's log: the job's own output is the user's, and mad-env
-	 * --explain names them too (MAD_JOB_DIR's source) */
-	if (*c->job_dir_notes)
-		log_info("%s", c->job_dir_notes);
+	/* a folder someone planted is said where the user reads (the job's
+	 * stderr); an earlier job's moved aside is routine: slurmd's log.
+	 * mad-env --explain names both (MAD_JOB_DIR's source). */
+	for (char *p = c->job_dir_notes, *end; *p; p = end) {
+		end = strstr(p, "; ");
+		if (end)
+			*end = '\0';
+		if (strncmp(p, "ignored", 7) == 0)
+			log_error("%s", p);
+		else
+			log_info("%s", p);
+		if (end)
+			*end = ';', end += 2;
+		else
+			end = p + strlen(p);
+	}
 	return 0;
 }
 

@@ -147,7 +147,7 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 				 "the cluster name '%s' (SLURM_CLUSTER_NAME) is not a printable word of at most 63 bytes",
 				 shown);
 	}
-	/* room for "~K", ".new.PID" and ".old.TIME.PID" after the base */
+	/* room for "~K", ".new.RANDOM" and ".old.TIME.RANDOM" after the base */
 	if (strlen(run_dir) + strlen(base_name) + 64 > sizeof(d->base) ||
 	    join(d->base, sizeof(d->base), run_dir, base_name) ||
 	    concat(d->run_dir, sizeof(d->run_dir), run_dir, ""))

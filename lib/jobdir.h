@@ -17,7 +17,7 @@
  * state was reset, MaxJobId wrapped) has the same identity.  The batch step
  * on SLURM runs before anything else of its attempt, so it founds the
  * folder (MAD_JOBDIR_FOUND): a folder of its own identity it finds there
- * is that earlier job's, and it is moved aside to <name>.old.<time>.<pid>.
+ * is that earlier job's, and it is moved aside to <name>.old.<time>.<16 random hex digits>.
  * mad-wait checks each file's time against the job's submit time besides.
  *
  * With ERR and NOTES NULL, the functions marked so make system calls only:

@@ -69,8 +69,11 @@ int main(int argc, char **argv)
 		return usage_error("no run folder: set %s or %s (or %s= on the plugin's plugstack.conf line) to a folder all nodes share",
 				   mad_opt_flag(OPT_RUN_DIR), name, mad_opt_name(OPT_RUN_DIR));
 	}
-	if (mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)) ||
-	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
+	if (mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)))
+		die("%s", err);
+	if (*c.job_dir_notes) /* a folder planted under the job's name */
+		tool_error("warning: %s", c.job_dir_notes);
+	if (mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
 	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err)) :
 		     mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
 				      sizeof(err))))

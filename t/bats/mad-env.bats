@@ -105,6 +105,16 @@ setup() {
 	[[ -z $(find "$run_dir/12" -name '.*tmp*') ]]
 }
 
+@test "mad-mark passes over a link planted under the job's name, says so, and marks in <id>~1" {
+	mkdir -p "$BATS_TEST_TMPDIR/elsewhere"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$run_dir/13"
+	run --separate-stderr env "${job[@]:1}" SLURM_JOB_ID=13 mad-mark 2
+	assert_success
+	[[ $stderr == *"warning: ignored '$run_dir/13': a symbolic link"* ]]
+	[[ $(head -1 "$run_dir/13~1/done_rank0") == 2 ]]
+	[[ -z $(ls "$BATS_TEST_TMPDIR/elsewhere") ]]
+}
+
 @test "mad-mark: bad status or no run folder is a usage error" {
 	for bad in 256 -1 x ''; do
 		run "${job[@]}" mad-mark "$bad"

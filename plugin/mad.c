@@ -56,7 +56,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format.
  * INFO: slurm_info (slurmd's log), else slurm_error (the job's stderr too). */
-static void log_message(int info, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void log_message(int info, const char *fmt, va_list ap)
 {
 	char msg[ERR_MAX], safe[2 * ERR_MAX + 8];
 	size_t i, o = 0;

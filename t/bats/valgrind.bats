@@ -51,8 +51,8 @@ setup() {
 	job=(env -i PATH="$bin:$PATH" SLURM_CONF=/nonexistent MAD_MODEL=m SLURM_JOB_ID=12
 		SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=localhost MAD_RUN_DIR="$run_dir")
 	for cmd in "mad-env" "mad-env --json" "mad-env --explain" "mad-env --check=2" "mad-env --check=x" "mad-mark 0" "mad-mark x" \
-		"mad-wait --json 12" "mad-wait --follow=none-%a.out -q 12" "mad-wait --timeout=1 13" \
-		"mad-wait 12_1" "mad-wait --bogus"; do
+		"mad-wait --timeout=2 --json 12" "mad-wait --timeout=2 --follow=none-%a.out -q 12" \
+		"mad-wait --timeout=1 13" "mad-wait --timeout=2 12_1" "mad-wait --bogus"; do
 		# shellcheck disable=SC2086
 		run "${job[@]}" "${vg[@]}" $cmd
 		[[ $status -ne 99 ]] || { echo "valgrind: $cmd: $output"; false; }

@@ -15,7 +15,13 @@ setup() {
 	major=${slurm%%.*} minor=${slurm#*.} minor=${minor%%.*}
 	slurm_mm=$major.$minor next_mm=$major.$(printf '%02d' $((10#$minor + 1)))
 	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-	deb_plugindir=/usr/lib/$multiarch/slurm-wlm
+	# Debian's SLURM (libslurm-dev), else a source-built release: SchedMD's slurm-smd
+	# packages (contrib/debian/rules says the same)
+	if [[ -z $(sed -n 's/^SLURM_PREFIX = //p' "$MAD_BUILDDIR/Makefile") ]]; then
+		deb_plugindir=/usr/lib/$multiarch/slurm-wlm slurm_package=slurm-wlm-basic-plugins
+	else
+		deb_plugindir=/usr/lib/$multiarch/slurm slurm_package=slurm-smd
+	fi
 }
 
 # The files (not folders) of each package, one per line, sorted.
@@ -37,7 +43,7 @@ rpm_cat() { rpm2archive - <"$MAD_RPM" | tar -xzO ".$1"; }
 	assert_output "$version"
 }
 
-@test "the .deb holds mad.so in Debian's plugin folder, the tools, man pages, completion, templates and the plugstack line" {
+@test "the .deb holds mad.so in its SLURM's plugin folder, the tools, man pages, completion, templates and the plugstack line" {
 	run deb_files
 	assert_success
 	for f in "$deb_plugindir/mad.so" \
@@ -63,7 +69,7 @@ rpm_cat() { rpm2archive - <"$MAD_RPM" | tar -xzO ".$1"; }
 @test "the .deb depends on the SLURM major.minor it was built for, through its plugin package" {
 	[[ $slurm =~ ^[0-9]+\.[0-9]{2}\.[0-9]+$ ]]
 	run dpkg-deb -f "$MAD_DEB" Depends
-	assert_output --partial "slurm-wlm-basic-plugins (>= $slurm_mm), slurm-wlm-basic-plugins (<< $next_mm)"
+	assert_output --partial "$slurm_package (>= $slurm_mm), $slurm_package (<< $next_mm)"
 }
 
 @test "the plugstack line of each package names its own mad.so, and only under /usr/share" {

@@ -88,7 +88,7 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 			char *nodelist, size_t size)
 {
 	char buf[64];
-	long here;
+	long here, nnodes;
 
 	mad_facts_init(f);
 	f->has_spur_job_id = getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
@@ -110,7 +110,12 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 		f->cluster[0] = '\0';
 	here = f->node_id == MAD_NONE || f->batch_step ? 0 : f->node_id;
 	if (f->step_id != MAD_NONE) {
-		/* in an srun step the task env is the step's */
+		/* in an srun step the task env is the step's, but srun -E keeps
+		 * the job's SLURM_NNODES and SLURM_NTASKS: the STEP_ names are
+		 * always the step's (slurmstepd sets them from its layout) */
+		nnodes = env_long(getenv_fn, ctx, "SLURM_STEP_NUM_NODES");
+		if (nnodes != MAD_NONE)
+			f->nnodes = nnodes;
 		f->task_id = env_long(getenv_fn, ctx, "SLURM_PROCID");
 		f->ntasks = env_long(getenv_fn, ctx, "SLURM_STEP_NUM_TASKS");
 		if (f->ntasks == MAD_NONE)

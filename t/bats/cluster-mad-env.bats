@@ -36,6 +36,17 @@ setup() {
 	[[ $(grep -c '^contract .* from=mad-env$' "$out") -eq 4 ]]
 }
 
+@test "no plugin: srun -E -N1 in a 4-node job: mad-env gives the step's node count, not the job's" {
+	: >"$MAD_CLUSTER_PLUGSTACK"
+	out=$MAD_CLUSTER_SHARED/env-$BATS_TEST_NUMBER.out
+	MAD_MODEL=m run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --output="$out" \
+		--wrap 'srun -E --nodes=1 --ntasks=1 bash -c "eval \"\$(mad-env)\" && echo \"step SLURM_NNODES=\$SLURM_NNODES NNODES=\$NNODES WORLD_SIZE=\$WORLD_SIZE\""'
+	cat "$out"
+	assert_success
+	# -E kept the job's value; mad-env takes the step's
+	grep -qx 'step SLURM_NNODES=4 NNODES=1 WORLD_SIZE=1' "$out"
+}
+
 @test "no plugin, array fan-out: mad-env completes the rendezvous, mad-mark leaves every marker" {
 	: >"$MAD_CLUSTER_PLUGSTACK"
 	MAD_MODEL=m MAD_FANOUT=array MAD_RUN_DIR=$run_dir run "$AS_USER" timeout 120 sbatch \

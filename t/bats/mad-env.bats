@@ -74,6 +74,15 @@ setup() {
 	python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["NNODES"] == "2" and d["MASTER_ADDR"] == "198.51.100.7" and d["WORLD_SIZE"] == "2"' <<<"$output"
 }
 
+@test "srun -E: the job's SLURM_NNODES and SLURM_NTASKS kept in a step of one node give way to the step's" {
+	run "${job[@]}" SLURM_JOB_NUM_NODES=4 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_NODEID=0 \
+		SLURM_NNODES=4 SLURM_NTASKS=4 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
+		SLURM_LOCALID=0 SLURM_STEP_TASKS_PER_NODE=1 SLURM_STEP_NODELIST=198.51.100.7 \
+		sh -c 'eval "$(mad-env)" && echo "$NNODES $WORLD_SIZE $NODE_RANK $MASTER_ADDR"'
+	assert_success
+	assert_output "1 1 0 198.51.100.7"
+}
+
 @test "array fan-out: rank 0 publishes, a peer completes the rendezvous, a missing rank 0 times out" {
 	arr=(env -i PATH="$PATH" MAD_MODEL=m MAD_FANOUT=array MAD_NNODES=2 SLURM_ARRAY_JOB_ID=40
 		MAD_RUN_DIR="$run_dir" MAD_TIMEOUT=2)

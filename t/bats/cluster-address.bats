@@ -123,12 +123,15 @@ submit() {
 }
 
 @test "two jobs sharing nodes with auto ports get different ports and both run" {
+	pids=()
 	for j in a b; do
 		"$AS_USER" timeout 120 sbatch --wait --output="$MAD_CLUSTER_SHARED/address-two-$j.out" \
 			--nodes=2 --ntasks-per-node=1 -w n1,n2 --mad-model=m \
 			--wrap 'srun --nodes=2 ./tcp-exchange; sleep 2' >/dev/null &
+		pids+=($!)
 	done
-	wait
+	# these two only: bats runs its own child (the BATS_TEST_TIMEOUT watchdog)
+	wait "${pids[@]}"
 	cat "$MAD_CLUSTER_SHARED"/address-two-?.out
 	pa=$(sed -n 's/^contract host=n1 .* port=\([0-9]*\) .*/\1/p' "$MAD_CLUSTER_SHARED/address-two-a.out")
 	pb=$(sed -n 's/^contract host=n1 .* port=\([0-9]*\) .*/\1/p' "$MAD_CLUSTER_SHARED/address-two-b.out")

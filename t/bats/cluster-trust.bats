@@ -32,6 +32,11 @@ setup_file() {
 teardown_file() {
 	load ../lib.sh
 	plugstack_restore
+	# the ids go on above every id of this start, for the test files after this one
+	if [[ -d $MAD_CLUSTER_DIR/state.saved ]]; then
+		restart_fresh_wait
+		"$BATS_TEST_DIRNAME/../cluster/restart" slurmctld --restore
+	fi
 }
 
 setup() {
@@ -120,11 +125,14 @@ names_ignored() { # dir text
 
 # The controller's state cleared: job ids start again at FirstJobId. No job of ours runs.
 restart_fresh() {
+	restart_fresh_wait
+	"$BATS_TEST_DIRNAME/../cluster/restart" slurmctld --fresh
+}
+restart_fresh_wait() {
 	for _ in $(seq 60); do
 		[[ -z $("$AS_USER" squeue -h -u "$MAD_CLUSTER_USER" 2>/dev/null) ]] && break
 		sleep 0.5
 	done
-	"$BATS_TEST_DIRNAME/../cluster/restart" slurmctld --fresh
 }
 
 @test "another user's done_rank0 (0) and expected under the next id: the job that exits 3 writes <id>~1, mad-wait says 1" {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Launch shapes beyond block and cyclic layouts, on every release: srun -E,
+# 26.05's asynchronous steps.  Every job is submitted as the test user.
+# shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load ../lib.sh
+	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
+	use_cluster
+	use_plugin run-shapes
+}
+
+teardown_file() {
+	load ../lib.sh
+	plugstack_restore
+}
+
+setup() {
+	load ../lib.sh
+	cluster_test
+}
+
+# The release the cluster runs, as major * 100 + minor (2605).
+release() {
+	local v
+	v=$(sinfo --version | awk '{ print $2 }')
+	echo $((10#${v%%.*} * 100 + 10#$(cut -d. -f2 <<<"$v")))
+}
+
+@test "srun -E -N1 in a 4-node job: the step's one node, not the job's four, with mad.so and with mad-env" {
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	# -E keeps the job's SLURM_NNODES=4 in the step; SLURM_NODEID is the step's
+	run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --mad-model=m --output="$out" \
+		--wrap 'srun -E --nodes=1 --ntasks=1 bash -c "echo \"plugin SLURM_NNODES=\$SLURM_NNODES NNODES=\$NNODES WORLD_SIZE=\$WORLD_SIZE RANK=\$RANK\"; eval \"\$(mad-env)\"; echo \"mad-env NNODES=\$NNODES WORLD_SIZE=\$WORLD_SIZE RANK=\$RANK\""'
+	cat "$out"
+	assert_success
+	grep -qx 'plugin SLURM_NNODES=4 NNODES=1 WORLD_SIZE=1 RANK=0' "$out"
+	grep -qx 'mad-env NNODES=1 WORLD_SIZE=1 RANK=0' "$out"
+}
+
+@test "srun --async (26.05): a bad --mad-* value is refused at parse time, a good one is passed on" {
+	if (($(release) < 2605)); then
+		# the shape does not exist before 26.05: srun refuses the option
+		run "$AS_USER" timeout 60 srun --async -N1 true
+		assert_failure
+		return 0
+	fi
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	# srun --async skips slurm_spank_local_user_init (26.05 src/srun/srun.c, main:
+	# _launch_app only without async); mad.so checks its options in their
+	# callbacks, while srun parses them, so an asynchronous step is refused the
+	# same.  Running one needs the step manager (PrologFlags=contain), which the
+	# test cluster does not set: a good value must reach that point, not a mad error.
+	run "$AS_USER" timeout 120 sbatch --wait --nodes=1 --output="$out" \
+		--wrap 'srun --async --mad-model=m --mad-master-port=99999999 -N1 true; echo "bad rc=$?"
+			srun --async --mad-model=m -N1 true; echo "good rc=$?"'
+	cat "$out"
+	assert_success
+	grep -q "^srun: error: mad: --mad-master-port: '99999999' is not a port number" "$out"
+	grep -q '^bad rc=[1-9]' "$out"
+	[[ $(grep -c 'mad:' "$out") -eq 1 ]]
+	grep -q 'good rc=' "$out"
+}

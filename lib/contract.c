@@ -244,6 +244,11 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 		c->local_rank = 0;
 		c->local_world_size = 1;
 	}
+	/* SLURM's batch script of a multi-node job is one process on the
+	 * first node, no task of any world; its steps inherit its env, and on
+	 * a node where mad.so did not load they would all be its RANK 0.
+	 * Unset there, a consumer fails loudly instead (design §3). */
+	c->process_level = !(f->batch_step && c->fanout == MAD_FANOUT_NODES && c->nnodes > 1);
 	if (c->task_rank < 0 || c->task_rank >= c->world_size || c->local_rank < 0 ||
 	    c->local_rank >= c->local_world_size)
 		return mad_error(err, size, "task %ld of %ld (local %ld of %ld) is outside its step",
@@ -417,7 +422,7 @@ int mad_contract_export(const struct mad_options *o,
 			const struct mad_contract *c, const char *env_from,
 			mad_setenv_fn set, void *ctx)
 {
-	char num[12][24], task_from[32];
+	char num[12][24], task_from[48];
 	const long values[] = { c->rank, c->nnodes, c->task_rank, c->world_size,
 				c->local_rank, c->local_world_size, c->master_port,
 				c->collect_job_id, c->gpus, c->nproc };
@@ -441,10 +446,12 @@ int mad_contract_export(const struct mad_options *o,
 	rc |= set(ctx, "MAD_NODE_RANK", num[0], c->facts_from);
 	rc |= set(ctx, "NNODES", num[1], nnodes_from);
 	rc |= set(ctx, "MAD_TOTAL_NODES", num[1], nnodes_from);
-	rc |= set(ctx, "RANK", num[2], task_from);
-	rc |= set(ctx, "WORLD_SIZE", num[3], task_from);
-	rc |= set(ctx, "LOCAL_RANK", num[4], task_from);
-	rc |= set(ctx, "LOCAL_WORLD_SIZE", num[5], task_from);
+	if (!c->process_level)
+		snprintf(task_from, sizeof(task_from), "unset (batch script of %ld nodes)", c->nnodes);
+	rc |= set(ctx, "RANK", c->process_level ? num[2] : NULL, task_from);
+	rc |= set(ctx, "WORLD_SIZE", c->process_level ? num[3] : NULL, task_from);
+	rc |= set(ctx, "LOCAL_RANK", c->process_level ? num[4] : NULL, task_from);
+	rc |= set(ctx, "LOCAL_WORLD_SIZE", c->process_level ? num[5] : NULL, task_from);
 	if (*c->master_addr)
 		rc |= set(ctx, "MASTER_ADDR", c->master_addr, c->addr_from);
 	rc |= set(ctx, "MASTER_PORT", num[6], c->port_from);

@@ -75,6 +75,7 @@ struct mad_contract {
 	long task_rank, world_size; /* process level */
 	long local_rank, local_world_size;
 	int task_facts;             /* process level from the scheduler's task ids */
+	int process_level;          /* 0: exported unset (a multi-node batch step) */
 	long collect_job_id;
 	long step_id;               /* MAD_NONE: the batch script (or spur's) */
 	long master_port;
@@ -138,7 +139,9 @@ int mad_contract_check_port(const struct mad_contract *c, char *err, size_t size
 
 /* Calls SET(name, value, source) for every variable of the contract;
  * SOURCE says where the value came from (option, env, user, site,
- * default, SLURM, spur, rendezvous, computed), for mad-env --explain. */
+ * default, SLURM, spur, rendezvous, computed), for mad-env --explain.
+ * VALUE NULL: the variable must be unset (the process level of a
+ * multi-node batch step, design §3). */
 typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value,
 			     const char *source);
 int mad_contract_export(const struct mad_options *opts,

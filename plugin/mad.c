@@ -179,7 +179,13 @@ static int job_getenv(void *ctx, const char *name, char *buf, size_t size)
 static int job_setenv(void *ctx, const char *name, const char *value,
 		      const char *source)
 {
+	spank_err_t rc;
+
 	(void)source;
+	if (!value) { /* absent already is as good as removed */
+		rc = spank_unsetenv((spank_t)ctx, name);
+		return rc == ESPANK_SUCCESS || rc == ESPANK_ENV_NOEXIST ? 0 : -1;
+	}
 	return spank_setenv((spank_t)ctx, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 

@@ -64,6 +64,21 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 {
 	struct out *o = ctx;
 
+	if (!value) { /* to be unset (lib/contract.h) */
+		if (o->mode == 0) {
+			sb_adds(&o->text, "unset ");
+			sb_adds(&o->text, name);
+		} else if (o->mode == 1) {
+			sb_adds(&o->text, name);
+			sb_adds(&o->text, "    # ");
+			sb_adds(&o->text, source);
+		} else if (!cJSON_AddNullToObject(o->json, name)) {
+			return -1;
+		}
+		if (o->mode < 2)
+			sb_addc(&o->text, '\n');
+		return o->text.failed ? -1 : 0;
+	}
 	switch (o->mode) {
 	case 0:
 		sb_adds(&o->text, "export ");

@@ -66,3 +66,36 @@ release() {
 	[[ $(grep -c 'mad:' "$out") -eq 1 ]]
 	grep -q 'good rc=' "$out"
 }
+
+# Node N's slurmd (and every slurmstepd it starts) in its own mount namespace
+# (t/cluster/config.sh, mad_start_slurmd) reads an empty plugstack.conf.
+empty_plugstack_on() { # N
+	local pid
+	pid=$(cat "$MAD_CLUSTER_DIR/run/slurmd-n$1.pid")
+	: >"$BATS_FILE_TMPDIR/empty-plugstack.conf"
+	chmod 0644 "$BATS_FILE_TMPDIR/empty-plugstack.conf"
+	nsenter --mount="/proc/$pid/ns/mnt" mount --bind "$BATS_FILE_TMPDIR/empty-plugstack.conf" "$MAD_CLUSTER_PLUGSTACK"
+	emptied=$pid
+}
+teardown() {
+	[[ -z ${emptied:-} ]] || nsenter --mount="/proc/$emptied/ns/mnt" umount "$MAD_CLUSTER_PLUGSTACK" || true
+}
+
+@test "a node where mad.so did not load: its tasks have no RANK, never the batch script's rank 0" {
+	require_root "a mount in one node's namespace"
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	empty_plugstack_on 2
+	run "$AS_USER" timeout 120 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
+		--wrap 'echo "batch RANK=${RANK-unset} WORLD_SIZE=${WORLD_SIZE-unset} NODE_RANK=$NODE_RANK NNODES=$NNODES"
+		srun -N2 --ntasks-per-node=2 bash -c "echo task \$SLURM_PROCID \$(hostname) RANK=\${RANK-unset} WORLD_SIZE=\${WORLD_SIZE-unset} LOCAL_RANK=\${LOCAL_RANK-unset}" | sort'
+	cat "$out"
+	assert_success
+	# the script of a 2-node job is no task; its node level stays
+	grep -qx 'batch RANK=unset WORLD_SIZE=unset NODE_RANK=0 NNODES=2' "$out"
+	# n1 ran mad.so: its tasks' own ranks; n2 did not: nothing to take for its own
+	grep -qx 'task 0 n1 RANK=0 WORLD_SIZE=4 LOCAL_RANK=0' "$out"
+	grep -qx 'task 1 n1 RANK=1 WORLD_SIZE=4 LOCAL_RANK=1' "$out"
+	grep -qx 'task 2 n2 RANK=unset WORLD_SIZE=unset LOCAL_RANK=unset' "$out"
+	grep -qx 'task 3 n2 RANK=unset WORLD_SIZE=unset LOCAL_RANK=unset' "$out"
+}

@@ -55,7 +55,11 @@ setup() {
 	assert_line "MASTER_PORT=$((20000 + 12 * 64))    # env (auto: from job 12)"
 	assert_line 'MAD_MODEL=m    # env'
 	assert_line 'NODE_RANK=0    # SLURM'
+	# the batch script of a 2-node job is no task: the process level unset
+	assert_line 'RANK    # unset (batch script of 2 nodes)'
+	run "${job[@]}" SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=198.51.100.7 mad-env --explain
 	assert_line 'RANK=0    # computed'
+	run "${job[@]}" MAD_MASTER_PORT=auto mad-env --explain
 	assert_line 'MASTER_ADDR=198.51.100.7    # SLURM (rank 0'"'"'s node 198.51.100.7, resolved)'
 	run "${job[@]}" MASTER_PORT=23456 mad-env --explain
 	assert_line 'MASTER_PORT=23456    # user'
@@ -71,7 +75,11 @@ setup() {
 	assert_line 'MAD_NPROC_PER_NODE=2    # computed (tasks per node)'
 	run "${job[@]}" mad-env --json
 	assert_success
-	python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["NNODES"] == "2" and d["MASTER_ADDR"] == "198.51.100.7" and d["WORLD_SIZE"] == "2"' <<<"$output"
+	python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["NNODES"] == "2" and d["MASTER_ADDR"] == "198.51.100.7" and d["WORLD_SIZE"] is None' <<<"$output"
+	# eval: an inherited RANK (a job submitted from inside a job) is unset
+	run "${job[@]}" RANK=5 WORLD_SIZE=9 sh -c 'eval "$(mad-env)" && echo "[${RANK-unset} ${WORLD_SIZE-unset} $NODE_RANK]"'
+	assert_output '[unset unset 0]'
+
 }
 
 @test "srun -E: the job's SLURM_NNODES and SLURM_NTASKS kept in a step of one node give way to the step's" {

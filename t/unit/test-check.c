@@ -435,6 +435,7 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 	c.local_rank = 1;
 	c.local_world_size = 2;
 	c.master_port = 29511;
+	c.process_level = 1;
 	strcpy(c.master_addr, "10.0.0.1");
 	CHECK(mad_check_values_from(&v, &o, &c, fake_getenv, &none, err, sizeof(err)) == 0);
 	CHECK(v.rank == 3 && v.world_size == 8 && v.nnodes == 4 && v.master_port == 29511);

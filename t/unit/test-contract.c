@@ -85,6 +85,13 @@ TEST(batch_script_and_one_task_per_node_process_level_equals_node_level)
 	CHECK(c.task_rank == 0 && c.world_size == 4);
 	CHECK(c.local_rank == 0 && c.local_world_size == 1);
 	CHECK(c.nproc == 2);
+	/* the script of a multi-node job is no task: its steps must not
+	 * inherit a process level (design §3), a one-node job's may */
+	CHECK(c.process_level == 0);
+	f.job_nnodes = 1;
+	f.nodelist = "192.0.2.1";
+	CHECK(compute(&e, &f) == 0);
+	CHECK(c.process_level == 1);
 	/* spur's per-node script: node rank from the env, no task ids */
 	mad_facts_init(&f);
 	f.job_id = 51;
@@ -95,6 +102,7 @@ TEST(batch_script_and_one_task_per_node_process_level_equals_node_level)
 	CHECK(compute(&e, &f) == 0);
 	CHECK_STR(mad_scheduler_name(c.scheduler), "spur");
 	CHECK(c.task_rank == 3 && c.world_size == 4 && c.local_world_size == 1);
+	CHECK(c.process_level == 1);
 	CHECK(c.markers_expected == 4);
 }
 

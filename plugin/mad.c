@@ -220,9 +220,16 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t size)
 {
 	uint32_t u32, step;
-	int slurm = spank_option_register != NULL;
+	int slurm = spank_option_register != NULL, het;
+	char buf[16];
 
 	mad_facts_from_env(f, job_getenv, sp, nodelist, size);
+	/* A heterogeneous job: SLURM keeps the items relative to this
+	 * component (slurmstepd adds the het offsets to SLURM_PROCID and
+	 * SLURM_NODEID only, src/slurmd/slurmstepd/task.c) while the env is
+	 * the step's over every component it spans, and SLURM_JOB_ID the
+	 * leader's: there the env decides, so one step is one world. */
+	het = job_getenv(sp, "SLURM_HET_SIZE", buf, sizeof(buf)) == 1;
 	f->host_lacks_options = !slurm;
 	{
 		uid_t uid;
@@ -230,7 +237,7 @@ static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t si
 		if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
 			f->uid = (long)uid;
 	}
-	if (spank_get_item(sp, S_JOB_ID, &u32) == ESPANK_SUCCESS && u32)
+	if (!het && spank_get_item(sp, S_JOB_ID, &u32) == ESPANK_SUCCESS && u32)
 		f->job_id = u32;
 	if (!slurm)
 		return;
@@ -244,6 +251,8 @@ static void job_facts(spank_t sp, struct mad_facts *f, char *nodelist, size_t si
 		return;
 	}
 	f->step_id = step < 0x7fffffffU ? (long)step : MAD_NONE;
+	if (het)
+		return;
 	if (spank_get_item(sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS && u32 > 0) {
 		f->nnodes = u32;
 		if (spank_get_item(sp, S_JOB_NODEID, &u32) == ESPANK_SUCCESS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Launch shapes beyond block and cyclic layouts, on every release: srun -E,
-# 26.05's asynchronous steps.  Every job is submitted as the test user.
+# 26.05's asynchronous steps, heterogeneous jobs, a node without mad.so.
+# Every job is submitted as the test user.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
 bats_require_minimum_version 1.5.0
@@ -11,6 +12,7 @@ setup_file() {
 	[[ -r $MAD_CLUSTER_DIR/env.sh ]] || return 0
 	use_cluster
 	use_plugin run-shapes
+	copy_torch_helpers
 }
 
 teardown_file() {
@@ -98,4 +100,36 @@ teardown() {
 	grep -qx 'task 1 n1 RANK=1 WORLD_SIZE=4 LOCAL_RANK=1' "$out"
 	grep -qx 'task 2 n2 RANK=unset WORLD_SIZE=unset LOCAL_RANK=unset' "$out"
 	grep -qx 'task 3 n2 RANK=unset WORLD_SIZE=unset LOCAL_RANK=unset' "$out"
+}
+
+@test "het job, 2 components x 2 tasks: a step over both is one world (real torch), a step over one its own; the leader's id" {
+	require_torch
+	export TORCH_ALLREDUCE_TIMEOUT=40
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	script=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.sh
+	cat >"$script" <<-'EOF'
+		#!/bin/bash
+		#SBATCH --nodes=1 --ntasks-per-node=2 --time=2
+		#SBATCH hetjob
+		#SBATCH --nodes=1 --ntasks-per-node=2 --time=2
+		srun -K --het-group=0,1 ./torch-allreduce
+		srun --het-group=1 bash -c 'echo "one $SLURM_PROCID RANK=$RANK WORLD_SIZE=$WORLD_SIZE NNODES=$NNODES collect=$MAD_COLLECT_JOB_ID"'
+		srun --het-group=0,1 bash -c 'echo "both $SLURM_PROCID port=$MASTER_PORT collect=$MAD_COLLECT_JOB_ID"'
+	EOF
+	chmod 0644 "$script"
+	run "$AS_USER" timeout 150 sbatch --wait --parsable --mad-model=m --output="$out" "$script"
+	cat "$out"
+	assert_success
+	jobid=${output%%;*}
+	jobid=${jobid##*$'\n'}
+	# one world of 4 over both components, rank 0 on component 0's node
+	assert_allreduce 4 "$out"
+	allreduce_lines "$out" | grep -q ' rank=0 .* host=n1 '
+	# a step over component 1 alone: its own world of 2, collected under the leader's id
+	grep -qx "one 0 RANK=0 WORLD_SIZE=2 NNODES=1 collect=$jobid" "$out"
+	grep -qx "one 1 RANK=1 WORLD_SIZE=2 NNODES=1 collect=$jobid" "$out"
+	# one port and one collection id across the components
+	[[ $(grep '^both ' "$out" | awk '{ print $3, $4 }' | sort -u | wc -l) -eq 1 ]]
+	grep -q "^both 3 .* collect=$jobid\$" "$out"
 }

@@ -159,6 +159,14 @@ fresh_run_dir() {
 # The lines torch-allreduce printed in FILES.
 allreduce_lines() { cat "$@" | grep '^allreduce '; }
 
+# The port --mad-master-port=auto gives job JOB's step STEP (the batch script: none), as
+# lib/contract.c (choose_port) and doc/design.md §6 compute it; the tests compare with it.
+auto_port() { # JOB [STEP]
+	local slot=0
+	[[ -z ${2:-} ]] || slot=$((($2 + 1) % 64))
+	echo $((20000 + ($1 % 100000 * 64 + slot) % 9000))
+}
+
 # Every one of WORLD ranks printed its line once: ranks 0..WORLD-1, world=WORLD and sum=WORLD
 # everywhere, and on each host LOCAL_RANK 0..n-1 with LOCAL_WORLD_SIZE n for its n ranks.
 # TORCHRUN: the ranks are torchrun's children, whose LOCAL_* torchrun sets from

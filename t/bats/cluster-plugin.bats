@@ -39,7 +39,7 @@ submit() {
 	[[ $jobid =~ ^[0-9]+$ ]]
 	first_addr=${MAD_CLUSTER_NODE_ADDRS%% *} # this cluster's n1, whatever its subnet
 	for r in 0 1 2 3; do
-		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=${first_addr//./\\.} port=$((20000 + (jobid * 64 + 1) % 9000)) collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
+		grep -E "^contract host=n$((r + 1)) rank=$r mad_rank=$r RANK=$r nnodes=4 world=4 total=4 addr=${first_addr//./\\.} port=$(auto_port "$jobid" 0) collect=$jobid fanout=nodes scheduler=slurm from=spank$" "$out" ||
 			[[ $MAD_CLUSTER_MODE != netns ]]
 	done
 	grep -qx 'exchange ok: ranks 1..3' "$out"
@@ -132,7 +132,7 @@ submit() {
 	cat "$inner_out"
 	inner=$(awk '{print $2}' "$inner_out" | sort -u)
 	[[ -n $inner && $inner != "$outer" ]]
-	inner_port=$((20000 + (inner * 64 + 1) % 9000))
+	inner_port=$(auto_port "$inner" 0)
 	grep -qx "inner $inner 0 2 $inner outer 0 2 $inner_port" "$inner_out"
 	grep -qx "inner $inner 1 2 $inner outer 1 2 $inner_port" "$inner_out"
 }

@@ -17,7 +17,7 @@ setup() {
 	for sh in dash bash; do
 		run "${job[@]}" "$sh" -c 'eval "$(mad-env)"; echo "$NODE_RANK $NNODES $MASTER_ADDR $MASTER_PORT $MAD_COLLECT_JOB_ID $MAD_JOB_DIR $MAD_ENV_FROM"'
 		assert_success
-		assert_output "0 2 198.51.100.7 $((20000 + 12 * 64)) 12 $run_dir/12 mad-env"
+		assert_output "0 2 198.51.100.7 $(auto_port 12) 12 $run_dir/12 mad-env"
 	done
 }
 
@@ -52,7 +52,7 @@ setup() {
 @test "--explain names each source, --json is JSON" {
 	run "${job[@]}" MAD_MASTER_PORT=auto mad-env --explain
 	assert_success
-	assert_line "MASTER_PORT=$((20000 + 12 * 64))    # env (auto: from job 12)"
+	assert_line "MASTER_PORT=$(auto_port 12)    # env (auto: from job 12)"
 	assert_line 'MAD_MODEL=m    # env'
 	assert_line 'NODE_RANK=0    # SLURM'
 	# the batch script of a 2-node job is no task: the process level unset

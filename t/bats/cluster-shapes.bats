@@ -132,4 +132,8 @@ teardown() {
 	# one port and one collection id across the components
 	[[ $(grep '^both ' "$out" | awk '{ print $3, $4 }' | sort -u | wc -l) -eq 1 ]]
 	grep -q "^both 3 .* collect=$jobid\$" "$out"
+	# mad-wait on the leader's id (squeue lists the components as ID+0, ID+1)
+	run "$AS_USER" mad-wait --timeout=60 "$jobid"
+	echo "$output"
+	assert_success
 }

@@ -130,9 +130,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (spur_getenv(&sp, "MASTER_ADDR", buf, sizeof(buf)) == 0 && !buf[0])
 			abort(); /* never an empty MASTER_ADDR */
-		if (below(&sp, "NODE_RANK", "NNODES") || below(&sp, "RANK", "WORLD_SIZE") ||
-		    below(&sp, "LOCAL_RANK", "LOCAL_WORLD_SIZE"))
+		if (below(&sp, "NODE_RANK", "NNODES"))
 			abort();
+		/* the process level: whole and in range, or (the batch script of
+		 * a multi-node job, design §3) not there at all */
+		if (spur_getenv(&sp, "RANK", buf, sizeof(buf)) == 0 ||
+		    spur_getenv(&sp, "WORLD_SIZE", buf, sizeof(buf)) == 0 ||
+		    spur_getenv(&sp, "LOCAL_RANK", buf, sizeof(buf)) == 0) {
+			if (below(&sp, "RANK", "WORLD_SIZE") ||
+			    below(&sp, "LOCAL_RANK", "LOCAL_WORLD_SIZE"))
+				abort();
+		} else if (env_long(&sp, "NNODES") < 2) {
+			abort(); /* only a multi-node job's script goes without */
+		}
 		if (env_long(&sp, "NNODES") > 1 &&
 		    spur_getenv(&sp, "MASTER_ADDR", buf, sizeof(buf)) == 0 &&
 		    !strncmp(buf, "127.", 4))

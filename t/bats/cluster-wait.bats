@@ -114,11 +114,20 @@ waitfor() {
 	assert_output --partial "Unable to contact slurm controller"
 	(((SECONDS - t0) <= 12))
 	"$AS_USER" scancel "$jobid"
-	# a finished job's markers decide, whatever squeue says
-	sbatch_id --wait --nodes=1 --mad-model=m --output=/dev/null --wrap 'true'
+	# markers written since the wait began decide, whatever squeue says
+	sbatch_id --nodes=1 --mad-model=m --output=/dev/null --wrap 'sleep 2'
+	run "$AS_USER" env PATH="$MAD_CLUSTER_SHARED/bad-squeue:$PATH" \
+		mad-wait --interval 1 --unknown-budget 60 "$jobid"
+	echo "$output"
+	assert_success
+	# older ones wait for squeue's submit time (mad-wait(1)): a finished
+	# job's markers cannot decide for a wait that began after them
+	sleep 4 # past MAD_WAIT_CLOCK_SLACK, lib/wait/wait.h
 	run "$AS_USER" env PATH="$MAD_CLUSTER_SHARED/bad-squeue:$PATH" \
 		mad-wait --interval 1 --unknown-budget 5 "$jobid"
-	assert_success
+	echo "$output"
+	assert_failure 3
+	assert_output --partial "before this wait began"
 }
 
 @test "several job ids in one call share one squeue per interval" {

@@ -282,6 +282,14 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 					 "--mad-iface in nodes fan-out needs --mad-run-dir, a folder all nodes share, where rank 0 publishes its interface's address; or name the network by host name with --mad-addr-suffix");
 		c->needs_rendezvous = 1;
 	}
+	/* srun -m arbitrary places task 0 where its host list says, not on the
+	 * step's first node (26.05 src/common/slurm_step_layout.c,
+	 * _task_layout_hostfile): task 0 publishes its node's address (§5) */
+	if (c->fanout == MAD_FANOUT_NODES && f->layout_arbitrary && c->task_facts &&
+	    c->nnodes > 1 && *c->run_dir) {
+		c->needs_rendezvous = 1;
+		c->task0_publishes = 1;
+	}
 	return 0;
 }
 
@@ -322,13 +330,34 @@ int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char
 	return rc;
 }
 
+/* MASTER_ADDR names the step's first node; block, cyclic and plane layouts
+ * put task 0 there.  Where SLURM put it elsewhere (-m arbitrary without a
+ * run folder, a topology-ordered layout: 26.05 _task_layout_topo), every
+ * rank would dial a node where no store listens: task 0, the one task that
+ * can tell, fails at once saying so (design §5). */
+static int task0_on_master(const struct mad_facts *f, const struct mad_contract *c, char *err,
+			   size_t size)
+{
+	char host[256];
+
+	if (!c->task_facts || c->task_rank != 0 || c->rank == 0)
+		return 0;
+	this_host(host, sizeof(host));
+	return mad_error(err, size,
+			 "task 0 runs on %s, node %ld of the step, not on its first node %s that MASTER_ADDR names (SLURM_DISTRIBUTION=%s): %s",
+			 host, c->rank, c->master_host, *f->layout ? f->layout : "unset",
+			 f->layout_arbitrary ?
+				 "set --mad-run-dir, a folder all nodes share, where task 0 publishes its address" :
+				 "SLURM ordered the nodes by topology; launch with -m cyclic or -m plane=N, or have the site set SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK");
+}
+
 int mad_contract_compute(const struct mad_options *o, const struct mad_facts *f,
 			 struct mad_contract *c, char *err, size_t size)
 {
 	if (mad_contract_ids(o, f, c, err, size))
 		return -1;
 	if (c->fanout == MAD_FANOUT_NODES && !c->needs_rendezvous)
-		return nodes_master(o, f, c, err, size);
+		return nodes_master(o, f, c, err, size) || task0_on_master(f, c, err, size) ? -1 : 0;
 	return 0;
 }
 
@@ -367,13 +396,13 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 
 	if (!c->job_dir_open && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, size))
 		return -1;
-	if (c->rank == 0) {
+	if (c->task0_publishes ? c->task_rank == 0 : c->rank == 0) {
 		memset(&r, 0, sizeof(r));
 		if (own_address(o, c, c->nccl_ifnames, r.addr, sizeof(r.addr),
 				c->addr_from, sizeof(c->addr_from), err, size))
 			return -1;
 		snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
-		if (c->local_rank > 0)
+		if (c->local_rank > 0 && !c->task0_publishes)
 			return 0; /* the node's first task publishes */
 		this_host(r.host, sizeof(r.host));
 		r.port = c->master_port;
@@ -398,8 +427,8 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 				 "--mad-fanout=array: this array task (rank %ld) has %ld tasks on its node and rank 0 has %ld: array fan-out needs the same number on every node (use --mad-fanout=nodes for uneven tasks)",
 				 c->rank, c->local_world_size, r.tasks_per_node);
 	snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
-	snprintf(c->addr_from, sizeof(c->addr_from), "rendezvous (published by rank 0 on %s)",
-		 r.host);
+	snprintf(c->addr_from, sizeof(c->addr_from), "rendezvous (published by %s 0 on %s)",
+		 c->task0_publishes ? "task" : "rank", r.host);
 	return 0;
 }
 

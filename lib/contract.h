@@ -44,6 +44,8 @@ struct mad_facts {
 	long node_tasks;            /* tasks per node of the allocation here */
 	long inherited_nproc;       /* MAD_NPROC_PER_NODE this job's batch step set */
 	long resv_port;             /* first of SLURM_STEP_RESV_PORTS */
+	int layout_arbitrary; /* SLURM_DISTRIBUTION=arbitrary: task 0 where srun's host list says */
+	char layout[32];      /* SLURM_DISTRIBUTION, "" unknown */
 	long gpus;                  /* mad_gpus_detect(), -1 unknown */
 	const char *gpus_from;
 	char nccl_ifnames[256];     /* NCCL_SOCKET_IFNAME */
@@ -55,8 +57,8 @@ void mad_facts_init(struct mad_facts *f);
  * plugin starts from before it asks SPANK): SLURM_JOB_ID, SLURM_NODEID or
  * SPUR_NODE_RANK, SLURM_NNODES, SLURM_JOB_NUM_NODES, SLURM_ARRAY_*,
  * SLURM_RESTART_COUNT, SLURM_CLUSTER_NAME, SPUR_JOB_ID, in an srun step SLURM_STEP_ID,
- * SLURM_PROCID, SLURM_LOCALID, SLURM_STEP_NUM_TASKS and
- * SLURM_STEP_TASKS_PER_NODE, the GPUs (gpus.h), and the step's node list,
+ * SLURM_PROCID, SLURM_LOCALID, SLURM_STEP_NUM_TASKS,
+ * SLURM_STEP_TASKS_PER_NODE and SLURM_DISTRIBUTION, the GPUs (gpus.h), and the step's node list,
  * else the job's, copied into NODELIST.  A batch script is told by the
  * absence of SLURM_STEP_ID; on spur it runs on every node and has its
  * node's rank. */
@@ -84,6 +86,7 @@ struct mad_contract {
 	char master_addr[MAD_ADDR_MAX]; /* "" until known (rendezvous) */
 	char addr_from[512];
 	int needs_rendezvous;       /* rank 0's address comes by the run folder */
+	int task0_publishes;        /* ... published by task 0's node, not node 0's */
 	char nccl_ifnames[256];     /* NCCL_SOCKET_IFNAME, for rank 0's address */
 	long gpus;                  /* -1 unknown */
 	const char *gpus_from;

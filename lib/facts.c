@@ -125,6 +125,9 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 		if (getenv_fn(ctx, "SLURM_STEP_RESV_PORTS", buf, sizeof(buf)) == 1)
 			f->resv_port = mad_resv_ports_first(buf);
 		f->node_tasks = f->local_ntasks;
+		if (getenv_fn(ctx, "SLURM_DISTRIBUTION", f->layout, sizeof(f->layout)) != 1)
+			f->layout[0] = '\0';
+		f->layout_arbitrary = strncmp(f->layout, "arbitrary", 9) == 0;
 	} else {
 		/* the batch script (or spur's per-node one): the allocation's */
 		f->node_tasks = env_tasks_on_node(getenv_fn, ctx, "SLURM_TASKS_PER_NODE", here);

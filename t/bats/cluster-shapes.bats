@@ -137,3 +137,44 @@ teardown() {
 	echo "$output"
 	assert_success
 }
+
+# srun -m arbitrary: task I on the host file's line I (SLURM_HOSTFILE), so
+# task 0 on the step's last node; the node list, sorted, starts elsewhere.
+arbitrary_hosts() {
+	hosts=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.hosts
+	printf '%s\n' n2 n2 n1 n1 >"$hosts"
+	chmod 0644 "$hosts"
+}
+
+@test "srun -m arbitrary, task 0 on the last node: MASTER_ADDR where task 0 runs, published by it (real torch)" {
+	require_torch
+	export TORCH_ALLREDUCE_TIMEOUT=40
+	arbitrary_hosts
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	run "$AS_USER" timeout 150 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
+		--wrap "export SLURM_HOSTFILE=$hosts
+		srun -K -m arbitrary -n4 ./torch-allreduce
+		srun -m arbitrary -n4 bash -c 'echo \"addr \$SLURM_PROCID \$(hostname) \$MASTER_ADDR \$(hostname -I)\"' | sort"
+	cat "$out"
+	assert_success
+	assert_allreduce 4 "$out"
+	allreduce_lines "$out" | grep -q ' rank=0 .* host=n2 '
+	# one address in every task: one of n2's own, where task 0 runs
+	[[ $(grep -c '^addr ' "$out") -eq 4 ]]
+	[[ $(grep '^addr ' "$out" | awk '{ print $4 }' | sort -u | wc -l) -eq 1 ]]
+	grep '^addr 0 n2 ' "$out" | awk '{ for (i = 5; i <= NF; i++) if ($i == $4) found = 1 } END { exit !found }'
+}
+
+@test "srun -m arbitrary without a run folder: task 0 off the first node fails at once, naming the fix" {
+	arbitrary_hosts
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	echo "optional $so" >"$MAD_CLUSTER_PLUGSTACK"
+	run "$AS_USER" timeout 120 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
+		--wrap "SLURM_HOSTFILE=$hosts srun -m arbitrary -n4 true; echo \"srun rc=\$?\""
+	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	cat "$out"
+	grep -q 'task 0 runs on n2, node 1 of the step, not on its first node n1 that MASTER_ADDR names (SLURM_DISTRIBUTION=arbitrary): set --mad-run-dir' "$out"
+	grep -q '^srun rc=[1-9]' "$out"
+}

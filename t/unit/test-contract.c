@@ -285,6 +285,40 @@ TEST(addr_suffix_and_iface_choose_rank_0s_network)
 	CHECK(c.needs_rendezvous == 1 && c.master_addr[0] == '\0');
 }
 
+TEST(task_0_off_the_first_node_publishes_its_address_or_fails_at_once)
+{
+	struct env plain = { { "MAD_MODEL=m" } };
+	struct env run_dir = { { "MAD_MODEL=m", "MAD_RUN_DIR=/r" } };
+	struct mad_facts f;
+
+	/* a topology-ordered layout (26.05): task 0 on node 2 of 4 */
+	step_facts(&f, 2, 4, 0, 8, 0, 2);
+	snprintf(f.layout, sizeof(f.layout), "block");
+	CHECK(compute(&plain, &f) == -1);
+	CHECK(strstr(err, "task 0 runs on") && strstr(err, "node 2 of the step"));
+	CHECK(strstr(err, "not on its first node 192.0.2.1") && strstr(err, "CR_NO_DIST_TOPO_BLOCK"));
+	/* the other tasks cannot tell: only task 0 fails */
+	step_facts(&f, 0, 4, 2, 8, 0, 2);
+	CHECK(compute(&plain, &f) == 0);
+	/* srun -m arbitrary, without a run folder: task 0 names the fix */
+	step_facts(&f, 3, 4, 0, 8, 0, 2);
+	snprintf(f.layout, sizeof(f.layout), "arbitrary");
+	f.layout_arbitrary = 1;
+	CHECK(compute(&plain, &f) == -1);
+	CHECK(strstr(err, "SLURM_DISTRIBUTION=arbitrary") && strstr(err, "set --mad-run-dir"));
+	/* with one, every task takes task 0's published address */
+	CHECK(compute(&run_dir, &f) == 0);
+	CHECK(c.needs_rendezvous && c.task0_publishes && !*c.master_addr);
+	step_facts(&f, 0, 4, 3, 8, 1, 2);
+	f.layout_arbitrary = 1;
+	CHECK(compute(&run_dir, &f) == 0);
+	CHECK(c.needs_rendezvous && c.task0_publishes && !*c.master_addr);
+	/* one node: task 0 is on it */
+	step_facts(&f, 0, 1, 0, 2, 0, 2);
+	f.layout_arbitrary = 1;
+	CHECK(compute(&run_dir, &f) == 0 && !c.needs_rendezvous);
+}
+
 TEST(ipv6_only_names_resolve_to_ipv6_without_brackets)
 {
 	char out[MAD_ADDR_MAX];
@@ -468,6 +502,7 @@ int main(void)
 	RUN(the_users_own_master_port_counts_unless_it_came_from_a_mad_job);
 	RUN(loopback_is_never_master_addr_of_a_multi_node_job);
 	RUN(addr_suffix_and_iface_choose_rank_0s_network);
+	RUN(task_0_off_the_first_node_publishes_its_address_or_fails_at_once);
 	RUN(ipv6_only_names_resolve_to_ipv6_without_brackets);
 	RUN(nproc_per_node_option_tasks_gpus_or_one);
 	RUN(tasks_per_node_lists_as_slurm_writes_them);

@@ -178,3 +178,28 @@ arbitrary_hosts() {
 	grep -q 'task 0 runs on n2, node 1 of the step, not on its first node n1 that MASTER_ADDR names (SLURM_DISTRIBUTION=arbitrary): set --mad-run-dir' "$out"
 	grep -q '^srun rc=[1-9]' "$out"
 }
+
+@test "26.05 topology order (partition ring): task 0 off the first node fails at once naming the fix; -m cyclic runs (real torch)" {
+	if (($(release) < 2605)); then
+		# no release before 26.05 orders tasks by topology: t/cluster/start makes
+		# partition ring from 26.05 only
+		run scontrol show partition ring
+		assert_failure
+		return 0
+	fi
+	require_torch
+	export TORCH_ALLREDUCE_TIMEOUT=40
+	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
+	rm -f "$out"
+	# on ring n1..n4 a job on n1 and n4 starts at n4: tasks 0-1 there, 2-3 on n1
+	run "$AS_USER" timeout 150 sbatch --wait -p ring --nodes=2 --ntasks-per-node=2 -w n1,n4 --mad-model=m \
+		--output="$out" --wrap 'srun -n4 bash -c "echo task \$SLURM_PROCID \$(hostname)"; echo "block rc=$?"
+		srun -K -m cyclic -n4 ./torch-allreduce'
+	cat "$out"
+	assert_success
+	grep -qx 'task 2 n1' "$out"
+	grep -q 'task 0 runs on n4, node 1 of the step, not on its first node n1 that MASTER_ADDR names (SLURM_DISTRIBUTION=.*): SLURM ordered the nodes by topology; launch with -m cyclic' "$out"
+	grep -q '^block rc=[1-9]' "$out"
+	assert_allreduce 4 "$out"
+	allreduce_lines "$out" | grep -q ' rank=0 .* host=n1 '
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""render-gen.py: cases for mad-render's differential test (t/bats/render-diff.bats).
+"""render-gen.py: cases for mad-render's differential test (t/bats/mad-render-diff.bats).
 
 usage: render-gen.py SEED COUNT OUTDIR
        render-gen.py --split CASES OUTDIR

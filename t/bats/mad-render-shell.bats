@@ -70,7 +70,7 @@ make_values() {
 	# Five contexts: an assignment, a printf argument, export, set --, a for
 	# list.  Each writes the value(s) it got, NUL-terminated, to its file.
 	cat >"$work/script.j2" <<-'EOF'
-		# written by t/bats/render-shell.bats: the values back, NUL-terminated
+		# written by t/bats/mad-render-shell.bats: the values back, NUL-terminated
 		out=$1
 		: >"$out.assign"
 		: >"$out.arg"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Write a shuffled, messy list of host names, one per line, for bench/hostlist.
 
-Three naming families, as in the "messy2" set of the research notes
-(docs: /work/shared/notes/research-tools.md, section 1.7):
+Three naming families, as in the "messy2" set of the research that chose
+these benchmarks (bench/README.md):
 
   node000001 .. node050000          zero-padded, 3 % of hosts missing
   rack01-gpu0001 .. rack20-gpu2000  two numbers, 3 % of hosts missing

@@ -3,8 +3,8 @@
  * a verdict (doc/design.md §10), and when to look again.  Markers decide;
  * the scheduler only says whether the job can still write them.
  *
- * lib/wait/ (wait, queue, follow, plugstack) is the tools' library for
- * waiting on jobs and reading the site's plugstack line.  Its rules:
+ * lib/wait/ is the tools' library for waiting on jobs (what each folder
+ * holds: doc/design.md §2).  Its rules:
  * - Who links it: the tools only (mad-wait, mad-env, mad-mark, and the
  *   fuzz target of its parsers), through libmad.la; never mad.so, which
  *   runs inside SLURM's and spur's root daemons (libmad-plugin.la leaves

@@ -120,6 +120,27 @@ cluster_test() {
 	cd "$MAD_CLUSTER_SHARED" || return 1
 }
 
+# submit SBATCH-ARGS...: one batch job of the test user, "sbatch --wait --parsable", so
+# $status is the job's exit status and $jobid its id (empty if sbatch gave none); $output
+# is sbatch's.  The job writes $out, $MAD_CLUSTER_SHARED/NAME-N.out (NAME: the test file's
+# name without "cluster-", N: the test's number); an array's tasks may write NAME-N-*.out
+# (an --output= in ARGS wins).  Both are removed first and printed after, for bats to show
+# when the test fails.  A file sets at its top, for all its jobs: submit_within, the
+# seconds sbatch may take (default 120), and submit_time, the jobs' --time (default none).
+# shellcheck disable=SC2034,SC2154 # bats's run sets $status and $output; the tests read $jobid
+submit() {
+	local name
+	name=$(basename "$BATS_TEST_FILENAME" .bats)
+	local base=$MAD_CLUSTER_SHARED/${name#cluster-}-$BATS_TEST_NUMBER
+	out=$base.out
+	rm -f "$out" "$base"-*.out
+	run "$AS_USER" timeout "${submit_within:-120}" sbatch --wait --parsable \
+		${submit_time:+--time="$submit_time"} --output="$out" "$@"
+	echo "sbatch -> $status: $output"
+	jobid=$(sed -n 's/^\([0-9][0-9]*\)\(;.*\)\{0,1\}$/\1/p' <<<"$output" | head -n 1)
+	cat "$out" "$base"-*.out 2>/dev/null || true
+}
+
 # Cluster tests that change the plugstack keep a copy of it for the whole
 # file and put it back at the end (setup_file / teardown_file), and copy the
 # TCP rank-exchange program where the test user's jobs find it.

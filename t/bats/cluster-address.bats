@@ -50,15 +50,9 @@ setup() {
 	fi
 }
 
-submit() {
-	out=$MAD_CLUSTER_SHARED/address-$BATS_TEST_NUMBER.out
-	rm -f "$out" "$MAD_CLUSTER_SHARED"/address-"$BATS_TEST_NUMBER"-*.out
-	run "$AS_USER" timeout 120 sbatch --wait --output="$out" "$@"
-}
 
 @test "nodes fan-out, --mad-addr-suffix=-ib: every node resolves n1-ib, TCP exchange through it" {
 	submit --nodes=4 --mad-model=m --mad-addr-suffix=-ib --wrap 'srun --nodes=4 ./tcp-exchange'
-	cat "$out"
 	assert_success
 	[[ $(grep -c "^contract .* addr=$ib_addr " "$out") == 4 ]]
 	grep -qx 'exchange ok: ranks 1..3' "$out"
@@ -66,7 +60,6 @@ submit() {
 
 @test "nodes fan-out, --mad-iface=eth0: rank 0 publishes its interface's address, the others wait for it" {
 	submit --nodes=4 --mad-model=m --mad-iface=eth0 --wrap 'srun --nodes=4 ./tcp-exchange'
-	cat "$out"
 	assert_success
 	[[ $(grep -c "^contract .* addr=$first " "$out") == 4 ]]
 	grep -qx 'exchange ok: ranks 1..3' "$out"
@@ -76,7 +69,6 @@ submit() {
 	echo "optional $so" >"$MAD_CLUSTER_PLUGSTACK" # no run-dir= for this job
 	submit --nodes=2 --mad-model=m --mad-iface=eth0 --wrap 'srun --nodes=2 ./tcp-exchange'
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
-	cat "$out"
 	assert_failure
 	grep -q "mad: --mad-iface in nodes fan-out needs --mad-run-dir, a folder all nodes share, where rank 0 publishes its interface's address; or name the network by host name with --mad-addr-suffix" "$out"
 	run ! grep -q '^contract' "$out"
@@ -115,7 +107,6 @@ submit() {
 	submit --nodes=2 --mad-model=m --mad-master-port="$port" --wrap "
 		srun --overlap -N1 -n1 -w n1 python3 $holder $port & sleep 2
 		srun --overlap --kill-on-bad-exit=1 --nodes=2 ./tcp-exchange; rc=\$?; kill %1 2>/dev/null; exit \$rc"
-	cat "$out"
 	assert_failure
 	grep -q "MASTER_PORT $port is already in use on rank 0's node n1" "$out"
 	run ! grep -q 'exchange ok' "$out"

@@ -21,13 +21,8 @@ setup() {
 	cluster_test
 }
 
-# sbatch --wait as the test user, bounded; the job's output (stdout and stderr) in $out.
-submit() {
-	out=$MAD_CLUSTER_SHARED/check-$BATS_TEST_NUMBER.out
-	rm -f "$out"
-	run "$AS_USER" timeout 120 sbatch --wait --time=2 --output="$out" "$@"
-	cat "$out"
-}
+# every job of this file (submit, t/lib.sh)
+submit_time=2
 
 @test "check: a good 4-node job passes in under 5 s, and the real program binds MASTER_PORT right after" {
 	submit --nodes=4 --mad-model=x --wrap 'start=$(date +%s%N)

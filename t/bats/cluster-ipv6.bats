@@ -60,13 +60,8 @@ setup() {
 	export TORCH_ALLREDUCE_TIMEOUT=40 # a rank that cannot join gives up inside the time limit
 }
 
-# sbatch --wait as the test user, bounded; the job's output in $out.
-submit() {
-	out=$MAD_CLUSTER_SHARED/ipv6-$BATS_TEST_NUMBER.out
-	rm -f "$out"
-	run "$AS_USER" timeout 150 sbatch --wait --time=2 --output="$out" "$@"
-	cat "$out"
-}
+# every job of this file (submit, t/lib.sh)
+submit_within=150 submit_time=2
 
 @test "the harness: n1 has only an IPv6 address, n2 both, and SLURM reaches both over IPv6" {
 	[[ $n1_addr == fd00:6d61:64:53::11 ]]

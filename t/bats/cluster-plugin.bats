@@ -22,16 +22,9 @@ setup() {
 	cluster_test
 }
 
-# Runs sbatch as the test user, waits; output file in $out.
-submit() {
-	out=$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out
-	rm -f "$out"
-	run "$AS_USER" timeout 120 sbatch --wait --output="$out" "$@"
-}
 
 @test "nodes fan-out: 4 nodes, the env contract on every node, TCP exchange through MASTER_ADDR" {
 	submit --nodes=4 --mad-model=llama --wrap 'srun --nodes=4 ./tcp-exchange'
-	cat "$out"
 	assert_success
 	run grep -c '^contract ' "$out"
 	assert_output 4
@@ -220,7 +213,6 @@ planted_link_job() {
 	# folder planted before the job is passed over), before its step's tasks end as root
 	submit --nodes=2 --mad-model=m \
 		--wrap "ln -s '$victim/file' \"\$MAD_JOB_DIR/step0_rank1\"; echo job_dir=\$MAD_JOB_DIR; srun --nodes=2 --ntasks=2 sh -c 'exit 4'"
-	cat "$out"
 	dir=$(sed -n 's/^job_dir=//p' "$out")
 	[[ -n $dir && -d $dir ]]
 	[[ $(cat "$victim/file") == original ]]

@@ -34,21 +34,13 @@ teardown() {
 	fi
 }
 
-# sbatch --wait as the test user, bounded (time limit, and srun -K ends a step once a task
-# fails); the job's output in $out (array: one file per task, all of them in $outs).
-submit() {
-	out=$MAD_CLUSTER_SHARED/torch-$BATS_TEST_NUMBER.out
-	rm -f "$out"
-	run "$AS_USER" timeout 150 sbatch --wait --time=2 --output="$out" "$@"
-	cat "$out"
-}
+# every job of this file (submit, t/lib.sh)
+submit_within=150 submit_time=2
 
+# An array of four tasks, one node each: every task's output in $outs.
 submit_array() {
-	rm -f "$MAD_CLUSTER_SHARED/torch-$BATS_TEST_NUMBER"-*.out
-	run "$AS_USER" timeout 150 sbatch --wait --parsable --time=2 --array=0-3 --exclusive --nodes=1 \
-		--mad-fanout=array --output="torch-$BATS_TEST_NUMBER-%a.out" "$@"
+	submit --array=0-3 --exclusive --nodes=1 --mad-fanout=array --output="torch-$BATS_TEST_NUMBER-%a.out" "$@"
 	outs=("$MAD_CLUSTER_SHARED/torch-$BATS_TEST_NUMBER"-*.out)
-	cat "${outs[@]}"
 }
 
 # Every rank's field NAME has VALUE (and there is at least one rank).

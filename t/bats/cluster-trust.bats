@@ -94,18 +94,8 @@ plant() { # mode dir [file content]...
 	done
 }
 
-# Runs sbatch ARGS as the test user and waits: $jobid, $status (the job's), the job's
-# output in $out (an array's tasks in trust-N-*.out, with its own --output), shown.
-submit() {
-	out=$MAD_CLUSTER_SHARED/trust-$BATS_TEST_NUMBER.out
-	rm -f "$out" "$MAD_CLUSTER_SHARED/trust-$BATS_TEST_NUMBER"-*.out
-	run "$AS_USER" timeout 180 sbatch --wait --parsable --output="$out" "$@"
-	echo "sbatch -> $status: $output"
-	jobid=$(head -1 <<<"$output")
-	jobid=${jobid%%;*}
-	[[ $jobid =~ ^[0-9]+$ ]] || { echo "no job id from sbatch"; return 1; }
-	cat "$out" "$MAD_CLUSTER_SHARED/trust-$BATS_TEST_NUMBER"-*.out 2>/dev/null || true
-}
+# every job of this file (submit, t/lib.sh)
+submit_within=180
 
 # mad-wait as the test user over the plugstack's run folder: $status, $output.
 waitfor() {

@@ -4,6 +4,9 @@
 # shellcheck shell=bash
 # shellcheck source=t/env.sh
 . "${BASH_SOURCE[0]%/*}/env.sh"
+# The tools, as bin_PROGRAMS in Makefile.am lists them (t/bats/docs.bats holds this to it).
+mad_tools=(mad-hostlist mad-env mad-mark mad-wait mad-render)
+
 load_helpers() {
 	load /usr/lib/bats/bats-support/load
 	load /usr/lib/bats/bats-assert/load
@@ -106,7 +109,7 @@ use_cluster() {
 	# Against the package, a tool found elsewhere would hide a missing file.
 	if [[ ${MAD_INSTALLED:-} == deb ]]; then
 		local tool
-		for tool in mad-env mad-mark mad-wait mad-render mad-hostlist; do
+		for tool in "${mad_tools[@]}"; do
 			[[ $(command -v "$tool") == /usr/bin/"$tool" ]] ||
 				{ echo "MAD_INSTALLED=deb: $tool on PATH is '$(command -v "$tool")', not the package's /usr/bin/$tool" >&2; return 1; }
 		done

@@ -28,7 +28,7 @@ setup() {
 		[[ -e $path || -L $path ]] || { echo "$path listed but missing"; false; }
 	done <"$MAD_DEB_LIST"
 	version=$(dpkg-deb -f "$MAD_DEB" Version)
-	for tool in mad-env mad-mark mad-wait mad-render mad-hostlist; do
+	for tool in "${mad_tools[@]}"; do
 		run "/usr/bin/$tool" --version
 		assert_success
 		assert_output --regexp "^$tool \\(mad-spank\\) ${version%-*}, built for SLURM "

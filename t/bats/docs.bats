@@ -179,3 +179,11 @@ makefile_list() { # VAR
 	run bash -c "cd '$src' && for f in $(tr '\n' ' ' <<<"$named"); do [[ -e \$f ]] || echo \"t/suite names \$f, which does not exist\"; done"
 	assert_output ''
 }
+
+@test "the tools: bin_PROGRAMS in Makefile.am, and each has its man page, its completion and a place in t/lib.sh's mad_tools" {
+	tools=$(makefile_list bin_PROGRAMS | sed 's|^tools/||' | sort)
+	[[ -n $tools ]]
+	diff <(makefile_list dist_man_MANS | sed -n 's|^doc/\(.*\)\.1$|\1|p' | sort) <(echo "$tools")
+	diff <(sed -n 's/^complete .* -F _mad_spank_tool //p' "$src/contrib/bash-completion/mad-spank" | tr ' ' '\n' | sort) <(echo "$tools")
+	diff <(printf '%s\n' "${mad_tools[@]}" | sort) <(echo "$tools")
+}

@@ -27,7 +27,7 @@ fake_so() {
 
 @test "every tool's --version is configure's version and the SLURM release it was built for" {
 	[[ -n $version && -n $slurm ]]
-	for tool in mad-env mad-mark mad-wait mad-render mad-hostlist; do
+	for tool in "${mad_tools[@]}"; do
 		run "$tool" --version
 		assert_success
 		assert_output "$tool (mad-spank) $version, built for SLURM $slurm"
@@ -96,7 +96,7 @@ fake_so() {
 	assert_line --index 0 "mad-spank configure $version"
 	run grep -c "^AC_INIT(\[mad-spank\], \[$version\]" "$MAD_SRCDIR/configure.ac"
 	assert_output 1
-	for tool in mad-env mad-mark mad-wait mad-render mad-hostlist; do
+	for tool in "${mad_tools[@]}"; do
 		run "$tool" --version
 		assert_output --regexp "^$tool \\(mad-spank\\) $version, "
 	done

@@ -4,36 +4,12 @@
 # the cluster would fail for reasons that have nothing to do with the plugin.
 # The cluster must already run (the suite runner starts it: sudo t/cluster/start).
 
-load /usr/lib/bats/bats-support/load
-load /usr/lib/bats/bats-assert/load
-# shellcheck source=t/env.sh
-. "$BATS_TEST_DIRNAME/../env.sh"
-
-setup_file() {
-	unset MAD_SKIP
-	export MAD_CLUSTER_DIR
-	if [[ ! -r $MAD_CLUSTER_DIR/env.sh ]]; then
-		# In CI a missing cluster is a broken setup, never a reason to pass quietly.
-		if [[ ${CI:-} == true ]]; then
-			echo "no test cluster running ($MAD_CLUSTER_DIR/env.sh missing)" >&2
-			return 1
-		fi
-		# bats 1.8 cannot skip from setup_file: setup() skips every test instead.
-		export MAD_SKIP="no test cluster running ($MAD_CLUSTER_DIR/env.sh missing): run 'sudo t/cluster/start' first"
-		return 0
-	fi
-	# shellcheck source=/dev/null
-	. "$MAD_CLUSTER_DIR/env.sh"
-	AS_USER=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)/as-user
-	export AS_USER
-}
-
 setup() {
-	if [[ -n ${MAD_SKIP:-} ]]; then skip "$MAD_SKIP"; fi
+	load ../lib.sh
+	cluster_test
 	# A fresh folder per test, written by the jobs (so owned by the test user).
 	WORK=$("$AS_USER" mktemp -d "$MAD_CLUSTER_SHARED/cluster-bats.XXXXXX")
 }
-
 teardown() {
 	if [[ -n ${WORK:-} ]]; then "$AS_USER" rm -rf "$WORK"; fi
 }

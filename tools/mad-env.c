@@ -23,8 +23,8 @@
 #include "rendezvous.h"
 #include "shquote.h"
 #include "strbuf.h"
-#include "wait/plugstack.h"
-#include "wait/queue.h"
+#include "site/plugstack.h"
+#include "site/slurm.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>

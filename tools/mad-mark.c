@@ -14,7 +14,7 @@
 #include "job/job.h"
 #include "marker.h"
 #include "options.h"
-#include "wait/plugstack.h"
+#include "site/plugstack.h"
 #include "wait/ready.h"
 
 #include <stdio.h>

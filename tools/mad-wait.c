@@ -10,7 +10,7 @@
 #include "options.h"
 #include "strbuf.h"
 #include "wait/follow.h"
-#include "wait/plugstack.h"
+#include "site/plugstack.h"
 #include "wait/queue.h"
 #include "wait/wait.h"
 

@@ -53,10 +53,4 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 		  char *err, size_t size);
 
-/* The SLURM release the clients on PATH belong to (they must match the
- * controller's), from "srun --version": "24.11.7" into VERSION.  0, or -1
- * with ERR (no srun, no answer within TIMEOUT seconds, another answer). */
-int mad_slurm_release(char *version, size_t vsize, double timeout, char *err,
-		      size_t size);
-
 #endif

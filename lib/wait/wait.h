@@ -3,18 +3,20 @@
  * a verdict (doc/design.md §10), and when to look again.  Markers decide;
  * the scheduler only says whether the job can still write them.
  *
- * lib/wait/ is the tools' library for waiting on jobs (what each folder
- * holds: doc/design.md §2).  Its rules:
- * - Who links it: the tools only (mad-wait, mad-env, mad-mark, and the
- *   fuzz target of its parsers), through libmad.la; never mad.so, which
+ * lib/wait/ (wait, scan, queue, follow, ready) is the tools' library for
+ * waiting on jobs (what each folder holds: doc/design.md §2).  Its rules:
+ * - Who links it: the tools only (mad-wait, mad-mark for readiness, and
+ *   the fuzz target of its parsers), through libmad.la; never mad.so, which
  *   runs inside SLURM's and spur's root daemons (libmad-plugin.la leaves
- *   this folder out).  It uses the core; the core never uses it.
- * - Pure decisions: the functions that decide (mad_wait_decide,
- *   mad_wait_next and the rest of the timing policy below) take the time
- *   (CLOCK_MONOTONIC seconds) and the scheduler's answers as arguments and
- *   read no clock, file or process, so test-wait.c checks every rule
- *   without sleeping.  I/O lives in separate calls (mad_wait_scan reads a
- *   job folder, mad_queue_ask runs squeue).
+ *   this folder out).  It uses the core and lib/site/ (squeue is run
+ *   through site/slurm.h); neither uses it.
+ * - Pure decisions: wait.c holds the functions that decide
+ *   (mad_wait_decide, mad_wait_observe, mad_wait_next and the rest of the
+ *   timing policy below); they take the time (CLOCK_MONOTONIC seconds) and
+ *   the scheduler's answers as arguments and read no clock, file or
+ *   process, so test-wait.c checks every rule without sleeping.  I/O lives
+ *   in files of its own: scan.c reads a job folder (mad_wait_scan),
+ *   queue.c runs squeue (mad_queue_ask), follow.c reads output files.
  * - Errors as in lib/error.h: -1 with (err, size), user bytes through
  *   mad_printable().  Never prints, exits or aborts: what a tool shows
  *   (followed output, warnings, reasons) is handed back as data. */
@@ -172,6 +174,11 @@ void mad_wait_job_free(struct mad_wait_job *j);
  * cannot be read (ERR). */
 int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
 		  size_t size);
+
+/* Forgets what was read of the current attempt (ranks, step tasks,
+ * readiness): the next mad_wait_scan reads its folder afresh.  Frees
+ * memory, reads nothing. */
+void mad_wait_forget(struct mad_wait_job *j);
 
 /* Seconds a file's time may precede the job's submit time: node clocks and
  * the controller's differ a little, and an earlier job's files are older

@@ -8,7 +8,7 @@
  * by, design.md §15); a found plugstack line has at most
  * MAD_PLUGSTACK_ARGS arguments, all non-empty. */
 #include "marker.h"
-#include "wait/plugstack.h"
+#include "site/plugstack.h"
 #include "wait/queue.h"
 
 #include <stdint.h>

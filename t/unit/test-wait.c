@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for mad-wait's rules (lib/wait/: wait and its timing policy,
- * queue, follow, plugstack; lib/marker's reader), on a real folder with a
+/* Unit tests for lib/wait/wait (mad-wait's verdict and its timing policy,
+ * with the job folders read by lib/wait/scan), on a real folder with a
  * fake clock: no test sleeps. */
-#include "wait/follow.h"
 #include "marker.h"
-#include "wait/plugstack.h"
-#include "wait/queue.h"
-#include "wait/ready.h"
 #include "unit.h"
 #include "wait/wait.h"
 
@@ -97,77 +93,6 @@ static void answer(struct mad_wait_timing *t, struct mad_wait_job *j, int n,
 
 	mad_queue_parse(text, strlen(text), e, k);
 	mad_wait_answered(t, j, n, e, c, now, 0.5);
-}
-
-TEST(marker_reader)
-{
-	long st, t;
-	char host[64], note[256];
-
-	CHECK(mad_marker_parse("0\nrank=1\nhost=n2\ntime=7\n", 23, &st, &t, host, 64, note, 256) == 1);
-	CHECK(st == 0 && t == 7);
-	CHECK_STR(host, "n2");
-	CHECK(mad_marker_parse("3", 1, &st, &t, host, 64, note, 256) == 1 && st == 3);
-	CHECK(mad_marker_parse(" 4 \r\n", 5, &st, &t, host, 64, note, 256) == 1 && st == 4);
-	CHECK(mad_marker_parse("1\nerror=late\n", 13, &st, &t, host, 64, note, 256) == 1);
-	CHECK_STR(note, "late");
-	CHECK(mad_marker_parse("", 0, &st, &t, host, 64, note, 256) == 0);
-	CHECK(mad_marker_parse("\n \n", 3, &st, &t, host, 64, note, 256) == 0);
-	CHECK(mad_marker_parse("ok\n", 3, &st, &t, host, 64, note, 256) == -1);
-	CHECK(strstr(note, "'ok'") != NULL);
-	CHECK(mad_marker_parse("-1\n", 3, &st, &t, host, 64, note, 256) == -1);
-	CHECK(mad_marker_parse("1x\n", 3, &st, &t, host, 64, note, 256) == -1);
-	CHECK(mad_marker_parse("99999999999999999999\n", 21, &st, &t, host, 64, note, 256) == -1);
-	CHECK(mad_marker_parse("0\0\n", 3, &st, &t, host, 64, note, 256) == -1);
-}
-
-TEST(time_limits)
-{
-	CHECK(mad_time_limit_parse("30") == 1800);
-	CHECK(mad_time_limit_parse("5:00") == 300);
-	CHECK(mad_time_limit_parse("1:00:00") == 3600);
-	CHECK(mad_time_limit_parse("2-00:00:00") == 172800);
-	CHECK(mad_time_limit_parse("1-2") == 93600);
-	CHECK(mad_time_limit_parse("1-2:30") == 95400);
-	CHECK(mad_time_limit_parse("UNLIMITED") == -1);
-	CHECK(mad_time_limit_parse("NOT_SET") == -1);
-	CHECK(mad_time_limit_parse("1:2:3:4") == -1);
-	CHECK(mad_time_limit_parse("1:") == -1);
-	CHECK(mad_time_limit_parse("") == -1);
-}
-
-TEST(queue_output)
-{
-	struct mad_queue_entry e[3] = { { .id = 12 }, { .id = 13 }, { .id = 14 } };
-	const char *out =
-		"12_0 RUNNING 1:00:00\n"
-		"12_1 COMPLETED 1:00:00\n"
-		"garbage\n"
-		"120 RUNNING UNLIMITED\n"   /* another job: never matched by prefix */
-		"13 CANCELLED 5:00\n"
-		"\n"
-		"x12 RUNNING\n";
-
-	CHECK(mad_queue_parse(out, strlen(out), e, 3) == 2);
-	CHECK(e[0].listing == LISTING_ACTIVE && e[0].array == 1);
-	CHECK_STR(e[0].state, "RUNNING");
-	CHECK(e[0].time_limit == 3600);
-	CHECK(e[1].listing == LISTING_ENDED);
-	CHECK_STR(e[1].state, "CANCELLED");
-	CHECK(e[2].listing == LISTING_ABSENT);
-	/* spur's squeue ignores custom delimiters: whitespace is all we need */
-	CHECK(mad_queue_parse("14   PENDING\t 30\n", 17, e + 2, 1) == 0);
-	CHECK(e[2].listing == LISTING_ACTIVE && e[2].time_limit == 1800);
-	/* the user and the submit time (the earliest of an array's tasks) */
-	e[0] = (struct mad_queue_entry){ .id = 12 };
-	out = "12_1 RUNNING 1:00 alice 2026-12-02T01:02:05\n12_0 RUNNING 1:00 alice 2026-12-02T01:02:03\n";
-	CHECK(mad_queue_parse(out, strlen(out), e, 1) == 0);
-	CHECK_STR(e[0].user, "alice");
-	CHECK(e[0].submitted == mad_submit_time_parse("2026-12-02T01:02:03"));
-	CHECK(mad_submit_time_parse("2026-12-02T01:02:05") - e[0].submitted == 2);
-	CHECK(mad_submit_time_parse("N/A") == -1 && mad_submit_time_parse("2026-12-02") == -1);
-	/* a pending array range */
-	CHECK(mad_queue_parse("12_[0-3%2] PENDING 10\n", 22, e, 1) == 0 && e[0].listing == LISTING_ACTIVE);
 }
 
 TEST(markers_decide)
@@ -731,44 +656,6 @@ TEST(policy_a_requeued_job_gets_its_time_limit_again)
 	mad_wait_job_free(&j);
 }
 
-TEST(plugstack_lines)
-{
-	static struct mad_plugstack ps;
-	char err[512], inc[4096];
-	const char *text = "# site\n"
-			   "optional /usr/lib/x/pyxis.so\n"
-			   "required  /usr/lib/slurm/mad.so   run-dir=/shared/runs timeout=60 # note\n";
-
-	CHECK(mad_plugstack_parse(text, strlen(text), "p.conf", 1, &ps, err, sizeof(err)) == 1);
-	CHECK(ps.line == 3 && ps.argc == 2);
-	CHECK_STR(mad_plugstack_value(&ps, "run-dir"), "/shared/runs");
-	CHECK(mad_plugstack_value(&ps, "run") == NULL);
-	CHECK(mad_plugstack_parse("optional madx.so run-dir=/x\n", 28, "p", 1, &ps, err, sizeof(err)) == 0);
-	/* include, relative to the including file */
-	mkjob("conf.d");
-	put("conf.d/mad.conf", "optional mad.so run-dir=/from/include\n");
-	snprintf(inc, sizeof(inc), "%s/plugstack.conf", run_dir);
-	memset(&ps, 0, sizeof(ps));
-	CHECK(mad_plugstack_parse("include conf.d/*.conf\n", 22, inc, 2, &ps, err, sizeof(err)) == 1);
-	CHECK_STR(mad_plugstack_value(&ps, "run-dir"), "/from/include");
-	CHECK(mad_plugstack_parse("include conf.d/*.conf\n", 22, inc, 0, &ps, err, sizeof(err)) == -1);
-	CHECK(strstr(err, "nested") != NULL);
-	CHECK(mad_plugstack_parse("include\n", 8, "p", 1, &ps, err, sizeof(err)) == -1);
-	CHECK_STR(err, "p:1: 'include' takes one pattern");
-}
-
-TEST(follow_names)
-{
-	char out[256], err[256];
-
-	CHECK(mad_follow_name("slurm-%A_%a.out", 7, 3, out, sizeof(out), err, sizeof(err)) == 0);
-	CHECK_STR(out, "slurm-7_3.out");
-	CHECK(mad_follow_name("log-%j-%r-%%.txt", 7, 0, out, sizeof(out), err, sizeof(err)) == 0);
-	CHECK_STR(out, "log-7-0-%.txt");
-	CHECK(mad_follow_name("x-%t", 7, 0, out, sizeof(out), err, sizeof(err)) == -1);
-	CHECK(mad_follow_per_rank("a-%a") && !mad_follow_per_rank("a-%j") && !mad_follow_per_rank("a%%a"));
-}
-
 TEST(policy_reads_markers_each_period_and_at_once_when_woken)
 {
 	struct mad_wait_timing t;
@@ -1030,33 +917,6 @@ TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
 		mad_wait_job_free(&j[i]);
 }
 
-TEST(ready_marker_format_and_reader)
-{
-	char buf[2048], ep[MAD_ENDPOINT_MAX], host[64], err[256];
-	long t;
-	size_t n = mad_ready_format(buf, sizeof(buf), "http://10.0.0.1:8000/", 0, "n1", 12, 1700);
-
-	CHECK(n > 0);
-	CHECK(mad_ready_parse(buf, n, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 1);
-	CHECK_STR(ep, "http://10.0.0.1:8000/");
-	CHECK_STR(host, "n1");
-	CHECK(t == 1700);
-	/* mid-write: nothing, or a first line without its newline */
-	CHECK(mad_ready_parse("", 0, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) == 0);
-	CHECK(mad_ready_parse("http://a", 8, ep, sizeof(ep), host, sizeof(host), &t, err,
-			      sizeof(err)) == 0);
-	CHECK(mad_ready_parse("a b\n", 4, ep, sizeof(ep), host, sizeof(host), &t, err, sizeof(err)) ==
-	      -1);
-	CHECK(strstr(err, "'a b' is not an endpoint") != NULL);
-	CHECK(mad_ready_check("tcp://n1:29500", err, sizeof(err)) == 0);
-	CHECK(mad_ready_check("", err, sizeof(err)) == -1);
-	CHECK_STR(err, "the endpoint is empty");
-	CHECK(mad_ready_check("a\nb", err, sizeof(err)) == -1);
-	CHECK(strstr(err, "'a\\x0ab'") != NULL);
-	mad_ready_name(buf, sizeof(buf), 12);
-	CHECK_STR(buf, "ready_rank12");
-}
-
 TEST(ready_rank0s_marker_makes_the_job_ready)
 {
 	struct mad_wait_job j;
@@ -1134,12 +994,8 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	RUN(marker_reader);
-	RUN(ready_marker_format_and_reader);
 	RUN(ready_rank0s_marker_makes_the_job_ready);
 	RUN(ready_a_job_that_ends_first_fails_at_once);
-	RUN(time_limits);
-	RUN(queue_output);
 	RUN(markers_decide);
 	RUN(trust_no_marker_decides_before_squeue_lists_the_job);
 	RUN(trust_a_marker_older_than_the_job_is_an_earlier_jobs);
@@ -1155,8 +1011,6 @@ int main(void)
 	RUN(requeue_forever_hits_the_timeout);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
 	RUN(policy_a_requeued_job_gets_its_time_limit_again);
-	RUN(plugstack_lines);
-	RUN(follow_names);
 	RUN(policy_reads_markers_each_period_and_at_once_when_woken);
 	RUN(policy_first_squeue_at_once);
 	RUN(policy_guard_slows_down_x1_5_up_to_4_intervals_with_jitter);

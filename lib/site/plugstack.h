@@ -4,7 +4,22 @@
  * Where: $SPUR_PLUGSTACK when set, else SLURM's (PlugStackConfig in
  * slurm.conf, else plugstack.conf beside $SLURM_CONF or
  * /etc/slurm/slurm.conf, following its "include" lines), else spur's
- * /etc/spur/plugstack.conf.  Tools only: never linked into mad.so. */
+ * /etc/spur/plugstack.conf.
+ *
+ * lib/site/ (plugstack, slurm) is the tools' view of the site's
+ * installation: mad.so's plugstack line and the SLURM clients on PATH.
+ * Its rules:
+ * - Who links it: the tools only (mad-env, mad-mark, mad-wait, and the
+ *   fuzz target of its parsers), through libmad.la; never mad.so
+ *   (libmad-plugin.la leaves this folder out).  It uses the core; the core
+ *   never uses it, and it never uses lib/wait/ (lib/wait/queue runs squeue
+ *   through slurm.h).
+ * - What it reads is the site's, not a job's: it decides nothing about a
+ *   job, it says what the site configured and runs.
+ * - Errors as in lib/error.h: -1 with (err, size), user bytes through
+ *   mad_printable().  Never prints, exits or aborts: a file that cannot be
+ *   read is an error for the tool to print (a warning in mad-env and
+ *   mad-mark). */
 #ifndef MAD_PLUGSTACK_H
 #define MAD_PLUGSTACK_H
 

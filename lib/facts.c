@@ -2,10 +2,10 @@
 /* facts.c: the facts of the allocation from the job environment (see
  * contract.h, mad_facts_from_env). */
 #include "contract.h"
+#include "decimal.h"
 #include "gpus.h"
 
-#include <errno.h>
-#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 void mad_facts_init(struct mad_facts *f)
@@ -22,14 +22,9 @@ void mad_facts_init(struct mad_facts *f)
 
 long mad_parse_long(const char *s)
 {
-	char *end;
 	long n;
 
-	if (!s || *s < '0' || *s > '9')
-		return MAD_NONE;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	return errno || *end ? MAD_NONE : n;
+	return mad_decimal(s, 0, LONG_MAX, &n) ? MAD_NONE : n;
 }
 
 long mad_tasks_on_node(const char *spec, long index)
@@ -39,25 +34,23 @@ long mad_tasks_on_node(const char *spec, long index)
 	if (!spec || index < 0)
 		return MAD_NONE;
 	while (*p) {
-		char *end;
-		long count, repeat = 1;
+		uint64_t count, repeat = 1;
+		size_t n = mad_decimal_len(p);
 
-		errno = 0;
-		count = strtol(p, &end, 10);
-		if (errno || end == p || count < 0)
+		if (mad_decimal_span(p, n, 0, LONG_MAX, &count))
 			return MAD_NONE;
-		p = end;
+		p += n;
 		if (*p == '(') {
 			if (p[1] != 'x')
 				return MAD_NONE;
-			repeat = strtol(p + 2, &end, 10);
-			if (errno || end == p + 2 || *end != ')' || repeat < 1)
+			n = mad_decimal_len(p + 2);
+			if (mad_decimal_span(p + 2, n, 1, LONG_MAX, &repeat) || p[2 + n] != ')')
 				return MAD_NONE;
-			p = end + 1;
+			p += 2 + n + 1;
 		}
-		if (index < repeat)
-			return count;
-		index -= repeat;
+		if ((uint64_t)index < repeat)
+			return (long)count;
+		index -= (long)repeat;
 		if (*p == ',')
 			p++;
 		else if (*p)

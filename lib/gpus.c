@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gpus.c: see gpus.h. */
 #include "gpus.h"
-#include "contract.h"
+#include "decimal.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root,
 	size_t i;
 
 	if (getenv_fn(ctx, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) == 1 &&
-	    (n = mad_parse_long(buf)) >= 0) {
+	    !mad_decimal(buf, 0, LONG_MAX, &n)) {
 		*from = "SLURM (SLURM_GPUS_ON_NODE)";
 		return n;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* marker.c: see marker.h. */
 #include "marker.h"
+#include "decimal.h"
 #include "error.h"
 #include "jobdir.h"
 #include "strbuf.h"
@@ -8,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +121,6 @@ int mad_marker_parse(const char *text, size_t len, long *status, long *time,
 	const char *p = text, *end = text + len, *eol;
 	char first[32];
 	size_t n;
-	char *e;
 
 	*status = -1;
 	*time = -1;
@@ -145,9 +146,7 @@ int mad_marker_parse(const char *text, size_t len, long *status, long *time,
 	}
 	memcpy(first, p, n);
 	first[n] = '\0';
-	errno = 0;
-	*status = strtol(first, &e, 10);
-	if (*e || errno || *status < 0 || *status > 65535 || !isdigit((unsigned char)first[0])) {
+	if (mad_decimal(first, 0, 65535, status)) {
 		char shown[MAD_PRINTABLE_SIZE];
 
 		mad_printable(shown, sizeof(shown), first, n);
@@ -163,12 +162,9 @@ int mad_marker_parse(const char *text, size_t len, long *status, long *time,
 		else if (n > 6 && memcmp(p, "error=", 6) == 0 && nsize)
 			mad_printable_max(note, nsize, p + 6, n - 6, nsize);
 		else if (n > 5 && memcmp(p, "time=", 5) == 0) {
-			char t[24];
+			uint64_t t;
 
-			snprintf(t, sizeof(t), "%.*s", (int)(n - 5 < 23 ? n - 5 : 23), p + 5);
-			*time = strtol(t, &e, 10);
-			if (*e || *time < 0)
-				*time = -1;
+			*time = mad_decimal_span(p + 5, n - 5, 0, LONG_MAX, &t) ? -1 : (long)t;
 		}
 	}
 	return 1;

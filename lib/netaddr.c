@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* netaddr.c: see netaddr.h. */
 #include "netaddr.h"
+#include "decimal.h"
 #include "error.h"
 
 #include <arpa/inet.h>
@@ -507,14 +508,14 @@ int mad_port_check(long port, const char *host, char *err, size_t errsize)
 
 long mad_resv_ports_first(const char *spec)
 {
-	char *end;
-	long n;
+	size_t len;
+	uint64_t n;
 
-	if (!spec || *spec < '0' || *spec > '9')
+	if (!spec)
 		return -1;
-	errno = 0;
-	n = strtol(spec, &end, 10);
-	if (errno || n < 1 || n > 65535 || (*end && *end != '-' && *end != ','))
+	len = mad_decimal_len(spec);
+	if (mad_decimal_span(spec, len, 1, 65535, &n) ||
+	    (spec[len] && spec[len] != '-' && spec[len] != ','))
 		return -1;
-	return n;
+	return (long)n;
 }

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* options.c: see options.h. */
 #include "options.h"
+#include "decimal.h"
 #include "error.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a number in a message */
 
 struct opt_def {
 	const char *name; /* "master-port": plugstack key, env names */
@@ -142,24 +146,6 @@ int mad_opt_by_name(const char *name, size_t len)
 	return -1;
 }
 
-/* Decimal in [LO, HI], digits only. */
-static int parse_range(const char *s, long lo, long hi, long *out)
-{
-	long n = 0;
-
-	if (!*s || strlen(s) > 9)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (*s - '0');
-	}
-	if (n < lo || n > hi)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 static int is_name_char(char c, const char *extra)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -191,11 +177,11 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 			why = "is not one of auto, nodes, array";
 		break;
 	case OPT_NNODES:
-		if (parse_range(value, 1, 65536, &n))
-			why = "is not a number between 1 and 65536";
+		if (mad_decimal(value, 1, MAD_NNODES_MAX, &n))
+			why = "is not a number between 1 and " STR(MAD_NNODES_MAX);
 		break;
 	case OPT_MASTER_PORT:
-		if (strcmp(value, "auto") && parse_range(value, 1, 65535, &n))
+		if (strcmp(value, "auto") && mad_decimal(value, 1, 65535, &n))
 			why = "is not a port number between 1 and 65535, nor auto";
 		break;
 	case OPT_IFACE:
@@ -213,7 +199,7 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 				why = "is not a host name suffix (A-Z a-z 0-9 . _ -)";
 		break;
 	case OPT_NPROC_PER_NODE:
-		if (strcmp(value, "auto") && strcmp(value, "gpu") && parse_range(value, 1, 4096, &n))
+		if (strcmp(value, "auto") && strcmp(value, "gpu") && mad_decimal(value, 1, 4096, &n))
 			why = "is not a number between 1 and 4096, nor gpu or auto";
 		break;
 	case OPT_RUN_DIR:
@@ -226,7 +212,7 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 				why = "holds a control character";
 		break;
 	case OPT_TIMEOUT:
-		if (parse_range(value, 1, 604800, &n))
+		if (mad_decimal(value, 1, 604800, &n))
 			why = "is not a number of seconds between 1 and 604800";
 		break;
 	default:
@@ -281,8 +267,7 @@ int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
 	return 0;
 }
 
-static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
-		enum mad_source src, char *err, size_t size)
+int mad_opt_check_from(enum mad_opt opt, const char *value, enum mad_source src, char *err, size_t size)
 {
 	char sub[MAD_VALUE_MAX + 64];
 	char name[64];
@@ -300,6 +285,14 @@ static int take(struct mad_options *opts, enum mad_opt opt, const char *value,
 			snprintf(name, sizeof(name), "plugstack.conf");
 		return mad_error(err, size, "%s (from %s)", sub, name);
 	}
+	return 0;
+}
+
+static int take(struct mad_options *opts, enum mad_opt opt, const char *value, enum mad_source src,
+		char *err, size_t size)
+{
+	if (mad_opt_check_from(opt, value, src, err, size))
+		return -1;
 	snprintf(opts->value[opt], MAD_VALUE_MAX, "%s", value);
 	opts->source[opt] = src;
 	return 0;

@@ -45,6 +45,9 @@ enum mad_fanout { MAD_FANOUT_AUTO, MAD_FANOUT_NODES, MAD_FANOUT_ARRAY };
 
 #define MAD_VALUE_MAX 4096
 
+/* The most nodes a job may have (--mad-nnodes, mad-wait --nnodes). */
+#define MAD_NNODES_MAX 65536
+
 struct mad_options {
 	char value[OPT_COUNT][MAD_VALUE_MAX];   /* "" when unset and no default */
 	enum mad_source source[OPT_COUNT];
@@ -73,6 +76,10 @@ const char *mad_opt_arginfo(enum mad_opt opt);
 /* Checks VALUE for OPT; 0, or -1 with ERR set to e.g.
  * "--mad-nnodes: 'x' is not a number between 1 and 65536". */
 int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size);
+/* The same for a value from SRC, which ERR names as mad_options_resolve
+ * does: "--mad-run-dir: 'x' is not an absolute path (from MAD_RUN_DIR)". */
+int mad_opt_check_from(enum mad_opt opt, const char *value, enum mad_source src, char *err,
+		       size_t size);
 
 /* Reads one environment variable: 1 found (copied into BUF), 0 absent,
  * -1 longer than SIZE.  The plugin passes spank_getenv, tools getenv. */

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "common.h"
+#include "decimal.h"
 #include "hostlist.h"
 #include "strbuf.h"
 
@@ -64,20 +65,10 @@ struct opts {
 	size_t sep_len;
 };
 
-/* Strict unsigned decimal: digits only, no sign, no overflow. */
+/* Strict unsigned decimal (decimal.h): digits only, no sign, no overflow. */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	uint64_t n = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || n > (UINT64_MAX - 9) / 10)
-			return -1;
-		n = n * 10 + (uint64_t)(*s - '0');
-	}
-	*out = n;
-	return 0;
+	return mad_decimal_span(s, strlen(s), 0, UINT64_MAX, out);
 }
 
 /* Turns \n \t \0 \\ in SEP into bytes, in place; -1 on another escape. */

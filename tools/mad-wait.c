@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "common.h"
+#include "decimal.h"
 #include "options.h"
 #include "strbuf.h"
 #include "wait/follow.h"
@@ -136,7 +137,6 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, rc = 0;
-	char *end;
 
 	mad_prog_init(argv[0], "mad-wait");
 	c->timeout = -1;
@@ -157,10 +157,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->run_dir_from = "--run-dir";
 			break;
 		case 'n':
-			errno = 0;
-			c->cfg.nnodes = strtol(optarg, &end, 10);
-			if (errno || *end || !*optarg || c->cfg.nnodes < 1 || c->cfg.nnodes > 65536)
-				return usage_error("--nnodes: '%s' is not a number between 1 and 65536", optarg);
+			if (mad_decimal(optarg, 1, MAD_NNODES_MAX, &c->cfg.nnodes))
+				return usage_error("--nnodes: '%s' is not a number between 1 and %d",
+						   optarg, MAD_NNODES_MAX);
 			break;
 		case 't': rc = duration_opt("--timeout", optarg, &c->timeout, 1); break;
 		case 'i': rc = duration_opt("--interval", optarg, &c->interval, 0); break;
@@ -203,7 +202,13 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 	int rc;
 
 	mad_opt_env_name(OPT_RUN_DIR, env_name, sizeof(env_name));
+	/* MAD_RUN_DIR and the plugstack line by mad.so's rules (options.h);
+	 * --run-dir is mad-wait's own path */
 	if (!c->run_dir && (v = getenv(env_name)) && *v) {
+		if (mad_opt_check_from(OPT_RUN_DIR, v, SRC_ENV, err, sizeof(err))) {
+			tool_error("%s", err);
+			return MAD_EXIT_USAGE;
+		}
 		c->run_dir = v;
 		c->run_dir_from = env_name;
 	}
@@ -217,6 +222,10 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 			tool_error("no run folder: give --run-dir DIR, set %s, or add %s=DIR to mad.so's line in plugstack.conf (%s %s)",
 				   env_name, mad_opt_name(OPT_RUN_DIR),
 				   rc ? "the line in" : "looked in", rc ? ps.file : ps.tried);
+			return MAD_EXIT_USAGE;
+		}
+		if (mad_opt_check_from(OPT_RUN_DIR, v, SRC_PLUGSTACK, err, sizeof(err))) {
+			tool_error("%s", err);
 			return MAD_EXIT_USAGE;
 		}
 		snprintf(buf, size, "%s:%d", ps.file, ps.line);
@@ -236,12 +245,10 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 static int parse_job_ids(int n, char **arg, struct mad_wait_job *jobs, const char *run_dir)
 {
 	for (int i = 0; i < n; i++) {
-		char *end;
 		long id;
 
-		errno = 0;
-		id = strtol(arg[i], &end, 10);
-		if (errno || *end || arg[i][0] < '1' || arg[i][0] > '9' || id > 4294967294L) {
+		/* a job id has one spelling: no leading zero */
+		if (arg[i][0] == '0' || mad_decimal(arg[i], 1, 4294967294L, &id)) {
 			if (strchr(arg[i], '_'))
 				return usage_error("job id '%s': give the array job id (the number before '_')", arg[i]);
 			return usage_error("'%s' is not a job id", arg[i]);

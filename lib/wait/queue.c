@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* queue.c: see queue.h. */
 #include "queue.h"
+#include "decimal.h"
 #include "error.h"
 #include "site/slurm.h"
 #include "strbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,37 +20,33 @@
 static int clock_parts(const char *p, long part[3])
 {
 	int n = 0;
-	char *end;
 
 	for (;;) {
-		if (!isdigit((unsigned char)*p) || n == 3)
+		size_t len = mad_decimal_len(p);
+		uint64_t v;
+
+		if (n == 3 || mad_decimal_span(p, len, 0, 1000000, &v))
 			return -1;
-		errno = 0;
-		part[n++] = strtol(p, &end, 10);
-		if (errno || part[n - 1] > 1000000)
-			return -1;
-		if (*end == '\0')
+		part[n++] = (long)v;
+		if (p[len] == '\0')
 			return n;
-		if (*end != ':')
+		if (p[len] != ':')
 			return -1;
-		p = end + 1;
+		p += len + 1;
 	}
 }
 
 long mad_time_limit_parse(const char *s)
 {
-	long part[3] = { 0, 0, 0 }, days;
+	long part[3] = { 0, 0, 0 };
 	const char *dash = strchr(s, '-');
-	char *end;
-	int n;
+	uint64_t days;
 
-	if (!isdigit((unsigned char)*s))
-		return -1;
 	if (dash) { /* D-H, D-H:M, D-H:M:S */
-		days = strtol(s, &end, 10);
-		if (end != dash || days > 100000 || (n = clock_parts(dash + 1, part)) < 0)
+		if (mad_decimal_span(s, (size_t)(dash - s), 0, 100000, &days) ||
+		    clock_parts(dash + 1, part) < 0)
 			return -1;
-		return days * 86400 + part[0] * 3600 + part[1] * 60 + part[2];
+		return (long)days * 86400 + part[0] * 3600 + part[1] * 60 + part[2];
 	}
 	switch (clock_parts(s, part)) {
 	case 1: return part[0] * 60;                                   /* M */
@@ -90,16 +88,13 @@ long mad_submit_time_parse(const char *s)
 /* The job id a squeue id belongs to: "12", "12_3", "12_[0-3%2]", "12+0". */
 static long base_id(const char *tok)
 {
-	char *end;
-	long id;
+	size_t len = mad_decimal_len(tok);
+	uint64_t id;
 
-	if (!isdigit((unsigned char)*tok))
+	if (mad_decimal_span(tok, len, 0, LONG_MAX, &id) ||
+	    (tok[len] && tok[len] != '_' && tok[len] != '+'))
 		return -1;
-	errno = 0;
-	id = strtol(tok, &end, 10);
-	if (errno || (*end && *end != '_' && *end != '+'))
-		return -1;
-	return id;
+	return (long)id;
 }
 
 size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,

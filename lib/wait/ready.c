@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ready.c: see ready.h. */
 #include "ready.h"
+#include "decimal.h"
 #include "error.h"
 #include "marker.h"
 #include "jobdir.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,12 +103,9 @@ int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize, 
 		if (n > 5 && memcmp(p, "host=", 5) == 0 && hsize) {
 			mad_printable(host, hsize, p + 5, n - 5);
 		} else if (n > 5 && memcmp(p, "time=", 5) == 0) {
-			char t[24], *e;
+			uint64_t t;
 
-			snprintf(t, sizeof(t), "%.*s", (int)(n - 5 < 23 ? n - 5 : 23), p + 5);
-			*time = strtol(t, &e, 10);
-			if (*e || *time < 0)
-				*time = -1;
+			*time = mad_decimal_span(p + 5, n - 5, 0, LONG_MAX, &t) ? -1 : (long)t;
 		}
 	}
 	return 1;

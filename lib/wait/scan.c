@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scan.c: reading job folders for mad-wait (see wait.h, mad_wait_scan). */
 #include "wait.h"
+#include "decimal.h"
 #include "error.h"
 #include "marker.h"
 #include "jobdir.h"
@@ -72,16 +73,12 @@ static int ensure_ranks(struct mad_wait_job *j, long n)
  * when END is NULL); the number, or -1. */
 static long name_number(const char *p, const char *end, long max)
 {
-	long n = 0;
+	size_t len = end ? (size_t)(end - p) : strlen(p);
+	uint64_t n;
 
-	if (p == end || !*p || (*p == '0' && p + 1 != end && p[1]))
+	if ((len > 1 && *p == '0') || mad_decimal_span(p, len, 0, (uint64_t)max - 1, &n))
 		return -1;
-	for (; end ? p < end : *p != '\0'; p++) {
-		if (*p < '0' || *p > '9' || n >= max)
-			return -1;
-		n = n * 10 + (*p - '0');
-	}
-	return n < max ? n : -1;
+	return (long)n;
 }
 
 /* "done_rank<N>": N or -1. */
@@ -289,7 +286,6 @@ static long read_count(struct mad_wait_job *j, int dirfd, const char *name, long
 	char buf[256];
 	struct stat st;
 	ssize_t len;
-	char *end;
 	long n;
 
 	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime))
@@ -298,8 +294,8 @@ static long read_count(struct mad_wait_job *j, int dirfd, const char *name, long
 	if (len <= 0)
 		return -1;
 	buf[len] = '\0';
-	n = strtol(buf, &end, 10);
-	if (end == buf || (*end && *end != '\n') || n < 1 || n > RANKS_MAX)
+	buf[strcspn(buf, "\n")] = '\0'; /* the first line counts */
+	if (mad_decimal(buf, 1, RANKS_MAX, &n))
 		return -1;
 	*out = n;
 	return 0;

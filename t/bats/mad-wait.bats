@@ -101,6 +101,23 @@ expect() { # job count
 	assert_success
 }
 
+@test "the run folder by mad.so's rules: a relative MAD_RUN_DIR or run-dir= fails as in mad.so, exit 64" {
+	mkdir -p "$BATS_TEST_TMPDIR/rel"
+	cd "$BATS_TEST_TMPDIR"
+	# mad.so's message (mad-env resolves the options with its code)
+	run env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=12 SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=n1 \
+		MAD_RUN_DIR=rel mad-env
+	assert_failure
+	assert_output --partial "--mad-run-dir: 'rel' is not an absolute path (from MAD_RUN_DIR)"
+	run env MAD_RUN_DIR=rel mad-wait 12
+	assert_failure 64
+	assert_output "mad-wait: --mad-run-dir: 'rel' is not an absolute path (from MAD_RUN_DIR)"
+	echo "optional /opt/mad.so run-dir=rel" >"$BATS_TEST_TMPDIR/spur.conf"
+	run env SPUR_PLUGSTACK="$BATS_TEST_TMPDIR/spur.conf" mad-wait 12
+	assert_failure 64
+	assert_output "mad-wait: --mad-run-dir: 'rel' is not an absolute path (from plugstack.conf)"
+}
+
 @test "garbage and empty markers are failures with a message naming the file" {
 	expect 20 2
 	marker 20 0 '0\n'

@@ -17,6 +17,10 @@
 
 #include <stddef.h>
 
+/* The size of every buffer that holds an error message (ERR, a "why", a
+ * reason): one message, quoting another cut with "%.Ns" where it must fit. */
+#define MAD_ERR_MAX 2048
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif

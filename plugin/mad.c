@@ -12,6 +12,7 @@
 
 #include "child.h"
 #include "contract.h"
+#include "error.h"
 #include "marker.h"
 #include "netaddr.h"
 #include "options.h"
@@ -49,8 +50,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 #pragma weak spank_option_getopt
 #pragma weak spank_context
 
-#define BATCH_STEP 0xfffffffbU  /* SLURM_BATCH_SCRIPT; spank.h lacks it */
-#define ERR_MAX 1536
+#define BATCH_STEP 0xfffffffbU /* SLURM_BATCH_SCRIPT; spank.h lacks it */
 #define MARKER_WAIT_MS 10000 /* a step's marker writers get this long in all */
 
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
@@ -58,7 +58,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
  * INFO: slurm_info (slurmd's log), else slurm_error (the job's stderr too). */
 __attribute__((format(printf, 2, 0))) static void log_message(int info, const char *fmt, va_list ap)
 {
-	char msg[ERR_MAX], safe[2 * ERR_MAX + 8];
+	char msg[MAD_ERR_MAX], safe[2 * MAD_ERR_MAX + 8];
 	size_t i, o = 0;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -127,7 +127,7 @@ static void build_option_table(void)
  * since a failure in a remote init would drain the node. */
 static int opt_callback(int val, const char *value, int remote)
 {
-	char err[ERR_MAX];
+	char err[MAD_ERR_MAX];
 
 	if (remote || val < 0 || val >= OPT_COUNT)
 		return 0;
@@ -140,7 +140,7 @@ static int opt_callback(int val, const char *value, int remote)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	char err[ERR_MAX];
+	char err[MAD_ERR_MAX];
 	int i, local = 0;
 
 	/* Which build runs here, in sbatch -v and the slurmd log: SLURM never
@@ -302,7 +302,7 @@ static int rendezvous(spank_t sp, const struct mad_options *o,
 /* A failure this task's marker should record (we are the user here). */
 static void mark_failure(struct mad_contract *c, const struct mad_facts *f, const char *why)
 {
-	char err[ERR_MAX];
+	char err[MAD_ERR_MAX];
 
 	if (!*c->run_dir || !f->batch_step || f->host_lacks_options)
 		return; /* on spur we are root in spurd: no file, mad-mark does it */
@@ -373,7 +373,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	struct mad_options o;
 	struct mad_facts f;
 	struct mad_contract c;
-	char err[ERR_MAX], nodelist[65536];
+	char err[MAD_ERR_MAX], nodelist[65536];
 	int rc = job_options(sp, ac, av, &o, err, sizeof(err));
 
 	if (rc <= 0) {
@@ -495,7 +495,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct mad_facts f;
 	struct mad_contract c;
 	struct mad_jobdir d;
-	char err[ERR_MAX], nodelist[65536], content[1024], name[64];
+	char err[MAD_ERR_MAX], nodelist[65536], content[1024], name[64];
 	int wstatus, status;
 	size_t len;
 

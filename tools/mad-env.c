@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "common.h"
 #include "contract.h"
+#include "error.h"
 #include "job/barrier.h"
 #include "job/check.h"
 #include "job/job.h"
@@ -113,7 +114,7 @@ static int run_check(const struct mad_options *opts, const struct mad_contract *
 	struct rlimit fds;
 	long limit = seconds ? mad_parse_long(seconds) : 10;
 	double start = mad_monotonic();
-	char err[2048];
+	char err[MAD_ERR_MAX];
 	int rc;
 
 	if (limit < 1 || limit > 3600)
@@ -149,7 +150,7 @@ static int run_barrier(struct mad_contract *c)
 {
 	long step = c->step_id, rank = step == MAD_NONE ? c->rank : c->task_rank;
 	long nranks = step == MAD_NONE ? c->nnodes : c->world_size;
-	char host[256] = "?", err[2048];
+	char host[256] = "?", err[MAD_ERR_MAX];
 
 	if (!*c->job_dir)
 		die("--barrier: no job folder: set run-dir= on mad.so's plugstack line, --mad-run-dir or MAD_RUN_DIR to a folder every node mounts");
@@ -172,7 +173,7 @@ static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstac
 				  enum mad_scheduler scheduler)
 {
 	const char *from = getenv("MAD_ENV_FROM");
-	char running[64] = "", why[4096], err[512];
+	char running[64] = "", why[4096], err[MAD_ERR_MAX];
 	int spur = scheduler == MAD_SCHED_SPUR;
 
 	if (from && strcmp(from, "spank") == 0)
@@ -205,7 +206,7 @@ int main(int argc, char **argv)
 	struct out out = { 0, STRBUF_INIT, NULL };
 	struct mad_facts facts;
 	struct mad_contract c;
-	char err[2048];
+	char err[MAD_ERR_MAX];
 	const char *why, *check_seconds = NULL;
 	int ch, check = 0, barrier = 0;
 

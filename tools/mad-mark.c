@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "contract.h"
+#include "error.h"
 #include "job/job.h"
 #include "marker.h"
 #include "options.h"
@@ -29,7 +30,7 @@ int main(int argc, char **argv)
 	int site_ac;
 	struct mad_facts facts;
 	struct mad_contract c;
-	char err[2048];
+	char err[MAD_ERR_MAX];
 	const char *ready = NULL;
 	long status;
 	int rc;

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "common.h"
+#include "error.h"
 #include "render/dataload.h"
 #include "render/template.h"
 #include "render/value.h"
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	struct mad_render_error rerr;
 	const char *output = NULL, *tpath;
-	char err[2048], *text = NULL;
+	char err[MAD_ERR_MAX], *text = NULL;
 	char **defs = calloc((size_t)argc, sizeof(char *));
 	size_t len, ndefs = 0;
 	int opt, rc = 1;

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "common.h"
 #include "decimal.h"
+#include "error.h"
 #include "options.h"
 #include "strbuf.h"
 #include "wait/follow.h"
@@ -196,7 +197,7 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 {
 	static struct mad_plugstack ps;
 	static char env_name[32];
-	char err[1024];
+	char err[MAD_ERR_MAX];
 	const char *v;
 	struct stat st;
 	int rc;
@@ -540,7 +541,7 @@ struct follower {
 static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n)
 {
 	long total = 0;
-	char err[512];
+	char err[MAD_ERR_MAX];
 
 	if (!c->following || fl->ready)
 		return 0;
@@ -611,7 +612,7 @@ int main(int argc, char **argv)
 	struct follower fl = { NULL, 0, 0 };
 	struct mad_wait_timing t;
 	struct sigaction sa;
-	char from[4200], err[1024];
+	char from[4200], err[MAD_ERR_MAX];
 	int n, rc, code, tty = isatty(2);
 
 	/* squeue's %V (the submit time files are trusted by) in the one form

@@ -712,7 +712,7 @@ out:
 int mad_check_run(const struct mad_check_values *v, double deadline,
 		  struct strbuf *table, char *err, size_t size)
 {
-	char why[512];
+	char why[MAD_ERR_MAX];
 
 	if (values_ok(v, why, sizeof(why)))
 		return mad_error(err, size, "rank %ld on %s: %s", v->rank, v->host, why);

@@ -22,6 +22,7 @@
 #ifndef MAD_TEMPLATE_H
 #define MAD_TEMPLATE_H
 
+#include "error.h"
 #include "value.h"
 
 #include <stddef.h>
@@ -30,7 +31,7 @@ struct strbuf;
 
 struct mad_render_error {
 	int line, col;          /* 1-based; 0 when not about a place */
-	char msg[1024];
+	char msg[MAD_ERR_MAX];
 	char text[512];         /* the template line, for a caret under COL */
 };
 

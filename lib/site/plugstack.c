@@ -283,7 +283,7 @@ static int same_major_minor(const char *a, const char *b)
 void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found,
 			      const char *running, char *why, size_t size)
 {
-	char built[64], err[1024];
+	char built[64], err[MAD_ERR_MAX];
 	int rc;
 
 	if (found != 1) {
@@ -343,7 +343,7 @@ const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key)
 
 int mad_site_args(struct mad_plugstack *ps, int *ac, char ***av, char *err, size_t size)
 {
-	char why[1024];
+	char why[MAD_ERR_MAX];
 	int rc = mad_plugstack_find(ps, why, sizeof(why));
 
 	*ac = rc == 1 ? ps->argc : 0;

@@ -305,7 +305,7 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 			   const struct mad_wait_cfg *cfg)
 {
 	struct mad_rdzv rec;
-	char err[512];
+	char err[MAD_ERR_MAX];
 
 	if (j->expected > 0)
 		return;

@@ -476,7 +476,7 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
 			const struct mad_wait_cfg *cfg, double now, const char *err)
 {
-	char why[1024];
+	char why[MAD_ERR_MAX];
 
 	t->squeue_calls++;
 	/* a failed marker the scheduler cannot be asked about decides */

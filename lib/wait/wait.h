@@ -23,6 +23,7 @@
 #ifndef MAD_WAIT_H
 #define MAD_WAIT_H
 
+#include "error.h"
 #include "queue.h"
 #include "ready.h"
 
@@ -156,7 +157,7 @@ struct mad_wait_job {
 	char ready_note[256];
 	/* the outcome */
 	int verdict; /* WAIT_PENDING until decided */
-	char reason[1024];
+	char reason[MAD_ERR_MAX];
 };
 
 int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir);
@@ -262,7 +263,7 @@ struct mad_wait_timing {
 	long squeue_calls;
 	int answered;   /* squeue has answered at least once */
 	int code;       /* WAIT_PENDING until the wait ends */
-	char why[1024]; /* the end, for jobs without a verdict */
+	char why[MAD_ERR_MAX]; /* the end, for jobs without a verdict */
 };
 
 void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg, double start);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # End to end "as spur would": spur's sbatch, squeue, sacct, scancel and scontrol (t/spur/bin)
-# over the real test cluster, each node's launch through spur's SPANK host (t/spur/spank-host)
+# over the real test cluster, each node's launch through spur's SPANK host (t/spur/spurd-spank)
 # with mad.so, job scripts using mad-env and mad-mark; as the test user.  Every test runs for
 # both spur generations, SPUR_EMU_VERSION 0.8 and 0.12 (the table in t/spur/lib.sh).
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
@@ -14,10 +14,10 @@ setup_file() {
 	use_cluster
 	plugstack_save
 	: >"$MAD_CLUSTER_PLUGSTACK" # SLURM itself runs no plugin: spur's host does
-	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spank-host
-	[[ -x $host ]] || { echo "no spank-host at $host (make check builds it)"; return 1; }
-	cp "$host" "$MAD_CLUSTER_SHARED/spank-host"
-	chmod 0755 "$MAD_CLUSTER_SHARED/spank-host"
+	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spurd-spank
+	[[ -x $host ]] || { echo "no spurd-spank at $host (make check builds it)"; return 1; }
+	cp "$host" "$MAD_CLUSTER_SHARED/spurd-spank"
+	chmod 0755 "$MAD_CLUSTER_SHARED/spurd-spank"
 	so=$MAD_PREFIX/lib/slurm/mad.so
 	echo "optional $so" >"$MAD_CLUSTER_SHARED/spur-plugstack.conf"
 	printf 'optional  %s\n' "$so" >"$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf"
@@ -55,7 +55,7 @@ setup() {
 	cluster_test
 	gens=(0.8 0.12)
 	spur_env=(env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
-		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spank-host"
+		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spurd-spank"
 		SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack.conf"
 		MAD_MODEL=m MAD_RUN_DIR="$run_dir")
 }
@@ -261,7 +261,7 @@ submit() {
 		grep -qx 'script on 0' "$out"
 		# stderr: spur-%j.out, as -e was not given (crates/spur-core/src/job.rs)
 		cat "spur-$jobid.out"
-		[[ $(grep -c "spank-host: job $jobid: init, task_init ran" "spur-$jobid.out") -eq 3 ]]
+		[[ $(grep -c "spurd-spank: job $jobid: init, task_init ran" "spur-$jobid.out") -eq 3 ]]
 		# a quoted or commented mention: 0.8 still holds, 0.12 ignores it (#627)
 		submit sbatch --nodes=2 -o 'hold-%j.out' --wrap 'echo "srun later, on $NODE_RANK" # mpirun'
 		wait_gone "$jobid"

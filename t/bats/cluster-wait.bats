@@ -328,16 +328,16 @@ job_story() {
 }
 
 @test "spur: startup window where squeue lists nothing, no false failure; array fan-out via mad-env/mad-mark" {
-	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spank-host
-	cp "$host" "$MAD_CLUSTER_SHARED/spank-host"
-	chmod 0755 "$MAD_CLUSTER_SHARED/spank-host"
+	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spurd-spank
+	cp "$host" "$MAD_CLUSTER_SHARED/spurd-spank"
+	chmod 0755 "$MAD_CLUSTER_SHARED/spurd-spank"
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"
 	chmod 0644 "$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"
 	: >"$MAD_CLUSTER_PLUGSTACK" # SLURM runs no plugin: spur's host does
 	printf '#!/bin/bash\ntrap '\''mad-mark $?'\'' EXIT\neval "$(mad-env)"\nsleep 2\n' >"$MAD_CLUSTER_SHARED/spur-wait.sh"
 	chmod 0755 "$MAD_CLUSTER_SHARED/spur-wait.sh"
 	spur=("$AS_USER" env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
-		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spank-host"
+		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spurd-spank"
 		SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"
 		SPUR_EMU_SQUEUE_HIDE=30 MAD_MODEL=m MAD_NNODES=4)
 	run "${spur[@]}" sbatch --array=0-3 --nodes=1 --exclusive --output=/dev/null spur-wait.sh

@@ -4,7 +4,12 @@
  * (PROBE_V=abc is the value it reads).  It also unsets PROBE_SPURD_VAR, which survives
  * when the host itself has it.  With PROBE_LEAK in the job env it is a bad plugin
  * instead: it keeps the first job's id in a static and gives it to every later job that
- * asks for mad. */
+ * asks for mad.  With PROBE_LOG it logs one printf-style line with arguments: spur's
+ * slurm_* take the format only and print it as it is.  With PROBE_RACE it counts its calls
+ * in a static from a thread of its own and from the hook at once, without a lock: a data
+ * race in the plugin's code (valgrind.bats: helgrind must still see a race in a plugin
+ * through the suppressions of the host's own code). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -22,6 +27,14 @@ static void put(spank_t sp, const char *name, int rc)
 }
 
 static char first_job[32];
+static unsigned calls;
+
+static void *bump(void *arg)
+{
+	(void)arg;
+	calls++;
+	return NULL;
+}
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
@@ -39,6 +52,17 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		}
 		return 0;
 	}
+	if (spank_getenv(sp, "PROBE_RACE", buf, sizeof(buf)) == 0) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, bump, NULL) == 0) {
+			put(sp, "PROBE_CALLS", (int)++calls);
+			pthread_join(t, NULL);
+		}
+		return 0;
+	}
+	if (spank_getenv(sp, "PROBE_LOG", buf, sizeof(buf)) == 0)
+		slurm_error("probe %s %d%% 100%", "x", 7);
 	put(sp, "PROBE_GETENV_LEN0", spank_getenv(sp, "PROBE_V", buf, 0));
 	put(sp, "PROBE_GETENV_LEN0_MISSING", spank_getenv(sp, "NO_SUCH_VAR", buf, 0));
 	put(sp, "PROBE_GETENV_NEG", spank_getenv(sp, "PROBE_V", buf, -1));

@@ -352,13 +352,20 @@ enum mad_env_origin mad_env_origin(mad_getenv_fn getenv_fn, void *ctx)
 	return MAD_ENV_OTHER_JOB;
 }
 
-/* spur sets MASTER_PORT=29500 itself in every multi-node job
- * (spur-core spur_env.rs): there it is not the user's. */
+/* spur up to 0.10 set MASTER_PORT=29500 itself in every multi-node job, over
+ * the user's (ROCm/spur crates/spurd/src/agent_server.rs@4cc3da8, spur #783),
+ * together with NODE_RANK on every launch; from 0.11 it sets neither, and a
+ * MASTER_PORT in the job env is the user's (spur #793, CHANGELOG 0.11.0).  So
+ * it is spur's only as that pair: 29500 with NODE_RANK beside it. */
 static int spur_set_master_port(mad_getenv_fn getenv_fn, void *ctx)
 {
 	char buf[32];
 
 	if (getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) == 0)
+		return 0;
+	if (getenv_fn(ctx, "MASTER_PORT", buf, sizeof(buf)) != 1 || strcmp(buf, "29500"))
+		return 0;
+	if (getenv_fn(ctx, "NODE_RANK", buf, sizeof(buf)) != 1)
 		return 0;
 	if (getenv_fn(ctx, "SLURM_JOB_NUM_NODES", buf, sizeof(buf)) != 1 &&
 	    getenv_fn(ctx, "SLURM_NNODES", buf, sizeof(buf)) != 1)

@@ -186,30 +186,32 @@ submit() {
 	done
 }
 
-@test "spur's launch env on the nodes: NODE_RANK always, uncompressed nodelist, an FQDN MASTER_ADDR that resolves; RANK/WORLD_SIZE only on 0.8" {
+@test "spur's launch env on the nodes: uncompressed nodelist, peers' FQDNs that resolve; NODE_RANK, MASTER_*, RANK/WORLD_SIZE only on 0.8" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
 		# no model: what spur itself gives, untouched by mad.so
 		submit env -u MAD_MODEL RANK=user sbatch --nodes=3 -o 'env-%j.out' --wrap \
-			'echo "$SLURM_NODEID node=$NODE_RANK procid=$SLURM_PROCID local=$SLURM_LOCALID/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$NPROC_PER_NODE list=$SLURM_JOB_NODELIST name=$SLURMD_NODENAME peers=$SPUR_PEER_NODES master=$MASTER_ADDR:$MASTER_PORT rank=${RANK:-none} world=${WORLD_SIZE:-none} resolves=$(getent hosts "$MASTER_ADDR" | wc -l)"'
+			'echo "$SLURM_NODEID node=${NODE_RANK:-none} procid=$SLURM_PROCID local=$SLURM_LOCALID/${LOCAL_RANK:-none}/${LOCAL_WORLD_SIZE:-none}/${NPROC_PER_NODE:-none} list=$SLURM_JOB_NODELIST name=$SLURMD_NODENAME peers=$SPUR_PEER_NODES master=${MASTER_ADDR:-none}:${MASTER_PORT:-none} rank=${RANK:-none} world=${WORLD_SIZE:-none} resolves=$(getent hosts "${SPUR_PEER_NODES%%:*}" | wc -l)"'
 		wait_lines "env-$jobid.out" 3
 		out=env-$jobid.out
 		cat "$out"
 		for r in 0 1 2; do
 			line=$(grep "^$r " "$out")
-			[[ $line == *"node=$r procid=$r local=0/0/1/1 list=n1,n2,n3 name=n$((r + 1)) "* ]]
-			[[ $line == *"peers=n1.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818 master=n1.spur.test:29500 "* ]]
 			[[ $line == *" resolves=1" ]]
 			if [[ $gen == 0.8 ]]; then
+				[[ $line == *"node=$r procid=$r local=0/0/1/1 list=n1,n2,n3 name=n$((r + 1)) "* ]]
+				[[ $line == *"peers=n1.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818 master=n1.spur.test:29500 "* ]]
 				[[ $line == *" rank=$r world=3 "* ]]
 			else
+				[[ $line == *"node=none procid=$r local=0/none/none/none list=n1,n2,n3 name=n$((r + 1)) "* ]]
+				[[ $line == *"peers=n1.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818 master=none:none "* ]]
 				[[ $line == *" rank=user world=none "* ]]
 			fi
 		done
-		# a single-node job has NODE_RANK too
+		# a single-node job has NODE_RANK too, on 0.8
 		submit env -u MAD_MODEL sbatch -o 'env-%j.out' --wrap 'echo "node=${NODE_RANK:-none} master=${MASTER_ADDR:-none}"'
 		wait_lines "env-$jobid.out" 1
-		grep -qx 'node=0 master=none' "env-$jobid.out"
+		if [[ $gen == 0.8 ]]; then grep -qx 'node=0 master=none' "env-$jobid.out"; else grep -qx 'node=none master=none' "env-$jobid.out"; fi
 	done
 }
 

@@ -93,37 +93,66 @@ spur_tarball() {
 	done
 }
 
-@test "spur's launch env per generation: NODE_RANK always, RANK and WORLD_SIZE only from 0.8, GPU deny only from 0.12" {
+@test "spur's launch env per generation: the torch variables (NODE_RANK, MASTER_*, RANK, LOCAL_RANK...) only on 0.8, the user's kept on 0.12; GPU deny only from 0.12" {
 	for SPUR_EMU_VERSION in "${gens[@]}"; do
-		spur_job 2 RANK=9
+		spur_job 2 RANK=9 MASTER_PORT=23456 LOCAL_RANK=5
 		run printf '%s\n' "${job[@]}"
-		assert_line NODE_RANK=2
 		assert_line SLURM_PROCID=2
 		assert_line SLURM_LOCALID=0
-		assert_line LOCAL_RANK=0
-		assert_line LOCAL_WORLD_SIZE=1
-		assert_line NPROC_PER_NODE=1
+		assert_line SPUR_NODE_RANK=2
 		assert_line SLURMD_NODENAME=n3
 		assert_line SLURM_JOB_NODELIST=198.51.100.1,n2,n3,n4
 		assert_line SPUR_PEER_NODES=198.51.100.1.spur.test:6818,n2.spur.test:6818,n3.spur.test:6818,n4.spur.test:6818
-		assert_line MASTER_ADDR=198.51.100.1.spur.test
-		assert_line MASTER_PORT=29500
 		if [[ $SPUR_EMU_VERSION == 0.8 ]]; then
+			# agent_server.rs launch_job, after merging the user's env (#783)
+			assert_line NODE_RANK=2
+			assert_line LOCAL_RANK=0
+			assert_line LOCAL_WORLD_SIZE=1
+			assert_line NPROC_PER_NODE=1
+			assert_line MASTER_ADDR=198.51.100.1.spur.test
+			assert_line MASTER_PORT=29500
 			assert_line RANK=2 # spur's value over the user's
 			assert_line WORLD_SIZE=4
 			refute_line --partial ROCR_VISIBLE_DEVICES=
 		else
-			assert_line RANK=9 # the user's, untouched (#793)
-			refute_line --regexp '^WORLD_SIZE='
+			# #793 (0.11.0): none of the eight, the user's untouched
+			for v in NODE_RANK LOCAL_WORLD_SIZE NPROC_PER_NODE MASTER_ADDR WORLD_SIZE; do
+				refute_line --regexp "^$v="
+			done
+			assert_line RANK=9
+			assert_line MASTER_PORT=23456
+			assert_line LOCAL_RANK=5
 			assert_line ROCR_VISIBLE_DEVICES=-1 # a zero-GPU job (#648)
 			assert_line NVIDIA_VISIBLE_DEVICES=void
 		fi
-		# a single-node job gets NODE_RANK too, and no MASTER_*
+		# a single-node job: NODE_RANK only on 0.8, never MASTER_*
 		printf '%s\0' MAD_MODEL=m >"$BATS_TEST_TMPDIR/one"
-		run bash -c '. "$1"; spur_launch_env 8 "" "" 0 0 1 1 n1 j p "" "" 1 1 n1 "$2" | tr "\0" "\n"' \
+		run env SPUR_EMU_VERSION="$SPUR_EMU_VERSION" bash -c '. "$1"; spur_launch_env 8 "" "" 0 0 1 1 n1 j p "" "" 1 1 n1 "$2" | tr "\0" "\n"' \
 			_ "$BATS_TEST_DIRNAME/../spur/lib.sh" "$BATS_TEST_TMPDIR/one"
-		assert_line NODE_RANK=0
+		if [[ $SPUR_EMU_VERSION == 0.8 ]]; then assert_line NODE_RANK=0; else refute_line --regexp '^NODE_RANK='; fi
 		refute_line --partial MASTER_ADDR=
+	done
+}
+
+@test "a user's MASTER_PORT on multi-node spur: spur's 29500 (0.8, with NODE_RANK) is replaced, the user's own (0.12, #793) is kept" {
+	for SPUR_EMU_VERSION in "${gens[@]}"; do
+		spur_job 1 MAD_MODEL=m MASTER_PORT=23456
+		run --separate-stderr "$host" "$plugstack" "${job[@]}"
+		assert_success
+		if [[ $SPUR_EMU_VERSION == 0.8 ]]; then
+			# spur overwrote the user's port with 29500: not the user's, mad derives its own
+			refute_line MASTER_PORT=29500
+			refute_line MASTER_PORT=23456
+			assert_line --regexp '^MASTER_PORT=2[0-8][0-9]{3}$'
+		else
+			assert_line MASTER_PORT=23456
+		fi
+		# on 0.12 a user's own 29500 is the user's too
+		if [[ $SPUR_EMU_VERSION == 0.12 ]]; then
+			spur_job 1 MAD_MODEL=m MASTER_PORT=29500
+			run --separate-stderr "$host" "$plugstack" "${job[@]}"
+			assert_line MASTER_PORT=29500
+		fi
 	done
 }
 
@@ -310,12 +339,15 @@ spur_tarball() {
 			n='([0-9]+)'
 			[[ $output =~ ^10000\ jobs,\ $k\ at\ a\ time,\ 1\ plugin\ loaded\ once:\ 0\ with\ a\ wrong\ env,\ 0\ of\ 16\ different\ when\ run\ again\;\ rss\ $n\ kB\ -\>\ $n\ kB\ -\>\ $n\ kB\;\ fds\ $n\ -\>\ $n\ -\>\ $n$ ]]
 			r=("${BASH_REMATCH[@]}")
-			# after the warm-up, two rounds of 3,750 jobs: 140 bytes leaked a job would be
-			# 513 kB; an ASan build's caches grow more; valgrind (valgrind.bats) and LSan find
-			# what a job leaks exactly
-			limit=512
-			nm -D "$so" | grep -q __asan_init && limit=2048
-			((r[2] - r[1] < limit && r[3] - r[2] < limit))
+			# after the warm-up, two rounds of 3,750 jobs: what each job leaks grows both rounds
+			# alike (70 bytes a job: 256 kB each), while 16 threads' allocator caches settle in
+			# one round or the other (up to 620 kB, measured on a loaded machine); an ASan
+			# build's caches grow more; valgrind (valgrind.bats) and LSan find what a job leaks
+			# exactly
+			limit=256 cap=2048
+			nm -D "$so" | grep -q __asan_init && limit=2048 cap=8192
+			d1=$((r[2] - r[1])) d2=$((r[3] - r[2]))
+			((d1 < limit || d2 < limit)) && ((d1 < cap && d2 < cap))
 			((r[4] == r[5] && r[5] == r[6]))
 		done
 	done

@@ -3,10 +3,13 @@
 # t/spur/lib.sh: shared by the spur emulation's commands in t/spur/bin (and by the tests).
 #
 # SPUR_EMU_VERSION picks the spur generation the emulation behaves as: 0.8 (the source at tag
-# v0.8.0, 2026-08-11) or 0.12 (the default: production spur 0.12.0, whose source is not stored;
-# its facts come from main 4cc3da8 of 2026-08-22 and the issue threads named in the table).
-# Paths are ROCm/spur's.  spur cannot be built here (shared/notes/spur-after-0.8.md), so every
-# behaviour below is written from its source, never copied from it.
+# v0.8.0, 2026-08-11) or 0.12 (the default: production spur 0.12.0, 2026-09, spur #882; its
+# facts come from main 4cc3da8 of 2026-08-22, from later commits where named (e.g. fba350d, the
+# merge of #793, released in 0.11.0 of 2026-09-08 per spur's CHANGELOG.md) and from the issue
+# threads named in the table).  Paths are ROCm/spur's.  Its SPANK host is spur's own code,
+# built from source (t/spur/host/build); the rest of spur cannot be built here (its 439
+# crates: Cargo.lock at 4cc3da8, many absent from Debian 12), so every behaviour below is
+# written from its source, never copied from it.
 
 # The generation table: one row per behaviour, its value in each generation, and the source.
 # Rows whose values are equal are kept too, so the table is the whole list of CLI and launch
@@ -14,7 +17,8 @@
 spur_fact_table() {
 	cat <<'TABLE'
 # fact                  0.8        0.12       source
-rank_world_size         multinode  never      0.8: crates/spurd/src/agent_server.rs@v0.8.0 launch_job sets RANK=node rank, WORLD_SIZE=peer count when >1 peer; 0.12: spur #783, fixed by #793 (merged 2026-09-02; its source is not stored, we followed the issue thread): RANK/WORLD_SIZE are no longer injected
+rank_world_size         multinode  never      0.8: crates/spurd/src/agent_server.rs@v0.8.0 launch_job sets RANK=node rank, WORLD_SIZE=peer count when >1 peer; 0.12: spur #783, fixed by #793 (merged 2026-09-02, in 0.11.0): RANK/WORLD_SIZE are no longer injected
+torch_env               injected   none       0.8: crates/spurd/src/agent_server.rs@v0.8.0 and @4cc3da8 launch_job sets NODE_RANK always, LOCAL_RANK/LOCAL_WORLD_SIZE/NPROC_PER_NODE (spur_env.rs apply_task_rank), MASTER_ADDR and MASTER_PORT=29500 when >1 peer, over the user's (#783); 0.12: #793 (fba350d, CHANGELOG 0.11.0 "stop injecting torch rendezvous env vars"): crates/spur-core/src/spur_env.rs@fba350d apply_task_rank sets only SPUR_TASK_OFFSET and the LOCALID/PROCID twins (its test apply_task_rank_omits_torchrun_names), so none of the eight is set and the user's survive
 gpu_deny_zero_gpu       no         yes        0.12: crates/spurd/src/agent_server.rs@4cc3da8 maybe_deny_gpu_env + crates/spur-core/src/task_launch.rs gpu_deny_visibility (#648): a job without GPUs gets ROCR/HIP/CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK = -1, NVIDIA_VISIBLE_DEVICES=void, SPUR_JOB_GPUS empty; absent at v0.8.0
 root_jobs               allowed    refused    0.12: crates/spurd/src/privdrop.rs@4cc3da8 check_root_execution_allowed with [auth] allow_root_jobs = false (crates/spur-core/src/config.rs, #637); v0.8.0 has no such check
 squeue_own_jobs_only    no         yes        0.12: crates/spurctld/src/server.rs@4cc3da8 get_jobs calls authoritative_user (an identified caller sees only its own jobs), crates/spur-cli/src/authclient.rs; v0.8.0 has no auth on get_jobs
@@ -162,7 +166,7 @@ spur_launch_env() {
 	local cpus_per_task=${13} cpus_on_node=${14} nodename=${15} env_file=${16}
 	local -a nodes peers=() order=()
 	local -A E=()
-	local n kv k v bin_dir base first
+	local n kv k v bin_dir base first torch
 	IFS=, read -ra nodes <<<"$nodelist"
 	for n in "${nodes[@]}"; do peers+=("$n.spur.test:6818"); done
 	# spec.environment: what spur's sbatch sent
@@ -199,16 +203,19 @@ spur_launch_env() {
 	fi
 	spur_put SPUR_NODE_RANK "$node_rank"
 	spur_put SPUR_TASK_OFFSET "$task_offset"
-	spur_put LOCAL_RANK 0
-	spur_put LOCAL_WORLD_SIZE "$tpn"
-	spur_put NPROC_PER_NODE "$tpn"
+	torch=$(spur_fact torch_env)
+	if [[ $torch == injected ]]; then
+		spur_put LOCAL_RANK 0
+		spur_put LOCAL_WORLD_SIZE "$tpn"
+		spur_put NPROC_PER_NODE "$tpn"
+	fi
 	if ((tpn == 1)); then
 		spur_twin SPUR_LOCALID 0
 		spur_twin SPUR_PROCID "$task_offset"
 	fi
 	spur_put SPUR_PEER_NODES "$(IFS=,; echo "${peers[*]}")"
-	spur_put NODE_RANK "$node_rank"
-	if ((${#nodes[@]} > 1)); then
+	[[ $torch == injected ]] && spur_put NODE_RANK "$node_rank"
+	if ((${#nodes[@]} > 1)) && [[ $torch == injected ]]; then
 		first=${peers[0]}
 		spur_put MASTER_ADDR "${first%:*}"
 		spur_put MASTER_PORT 29500

@@ -219,8 +219,14 @@ TEST(the_users_own_master_port_counts_unless_it_came_from_a_mad_job)
 	struct env site_auto = { { "MAD_MODEL=m", "MASTER_PORT=23456" } };
 	struct env nested = { { "MAD_MODEL=m", "MASTER_PORT=23456", "MAD_ENV_FROM=spank",
 				"MAD_COLLECT_JOB_ID=9", "SLURM_JOB_ID=50" } };
+	/* spur up to 0.10 (#783): 29500 and NODE_RANK are spur's; from 0.11 (#793)
+	 * spur sets neither, so a port without NODE_RANK, or another port, is the user's */
 	struct env spur = { { "MAD_MODEL=m", "MASTER_PORT=29500", "SPUR_JOB_ID=3",
-			      "SLURM_JOB_NUM_NODES=4" } };
+			      "SLURM_JOB_NUM_NODES=4", "NODE_RANK=0" } };
+	struct env spur11 = { { "MAD_MODEL=m", "MASTER_PORT=29500", "SPUR_JOB_ID=3",
+				"SLURM_JOB_NUM_NODES=4" } };
+	struct env spur_user = { { "MAD_MODEL=m", "MASTER_PORT=23456", "SPUR_JOB_ID=3",
+				   "SLURM_JOB_NUM_NODES=4", "NODE_RANK=0" } };
 	struct env bad = { { "MAD_MODEL=m", "MASTER_PORT=http" } };
 	char *site[] = { "master-port=auto" };
 	struct mad_facts f;
@@ -237,6 +243,11 @@ TEST(the_users_own_master_port_counts_unless_it_came_from_a_mad_job)
 	CHECK(c.master_port != 23456);
 	CHECK(compute(&spur, &f) == 0);
 	CHECK(c.master_port != 29500);
+	CHECK(compute(&spur11, &f) == 0);
+	CHECK(c.master_port == 29500);
+	CHECK(opts.source[OPT_MASTER_PORT] == SRC_USER);
+	CHECK(compute(&spur_user, &f) == 0);
+	CHECK(c.master_port == 23456);
 	CHECK(compute(&bad, &f) == -2);
 	CHECK(strstr(err, "'http'") != NULL && strstr(err, "MASTER_PORT in the submit environment") != NULL);
 }

@@ -127,6 +127,7 @@ spur_tarball() {
 		fi
 		# a single-node job: NODE_RANK only on 0.8, never MASTER_*
 		printf '%s\0' MAD_MODEL=m >"$BATS_TEST_TMPDIR/one"
+		# shellcheck disable=SC2016 # the inner shell expands them
 		run env SPUR_EMU_VERSION="$SPUR_EMU_VERSION" bash -c '. "$1"; spur_launch_env 8 "" "" 0 0 1 1 n1 j p "" "" 1 1 n1 "$2" | tr "\0" "\n"' \
 			_ "$BATS_TEST_DIRNAME/../spur/lib.sh" "$BATS_TEST_TMPDIR/one"
 		if [[ $SPUR_EMU_VERSION == 0.8 ]]; then assert_line NODE_RANK=0; else refute_line --regexp '^NODE_RANK='; fi

@@ -234,17 +234,21 @@ submit() {
 	done
 }
 
-@test "multi-node array tasks get the whole multi-node env" {
+@test "multi-node array tasks get the whole multi-node env (its torch variables only on 0.8, #793)" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
 		submit env -u MAD_MODEL sbatch --array=0-1 --nodes=2 -o 'marr-%A_%a.out' --wrap \
-			'echo "job=$SLURM_JOB_ID array=$SLURM_ARRAY_JOB_ID task=$SLURM_ARRAY_TASK_ID node=$NODE_RANK nnodes=$SLURM_NNODES master=${MASTER_ADDR:-none}"'
+			'echo "job=$SLURM_JOB_ID array=$SLURM_ARRAY_JOB_ID task=$SLURM_ARRAY_TASK_ID nodeid=$SLURM_NODEID node=${NODE_RANK:-none} nnodes=$SLURM_NNODES master=${MASTER_ADDR:-none}"'
 		for t in 0 1; do
 			f=marr-${jobid}_$t.out
 			wait_lines "$f" 2
 			cat "$f"
 			for r in 0 1; do
-				grep -q "^job=$((jobid + 1 + t)) array=$jobid task=$t node=$r nnodes=2 master=n[0-9].spur.test$" "$f"
+				if [[ $gen == 0.8 ]]; then
+					grep -q "^job=$((jobid + 1 + t)) array=$jobid task=$t nodeid=$r node=$r nnodes=2 master=n[0-9].spur.test$" "$f"
+				else
+					grep -q "^job=$((jobid + 1 + t)) array=$jobid task=$t nodeid=$r node=none nnodes=2 master=none$" "$f"
+				fi
 			done
 		done
 	done

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spur-spank.c: the 15 functions spurd exports to SPANK plugins, answering as spur's do
  * (crates/spur-spank/src/lib.rs, unchanged from v0.5.0 to main 4cc3da8, #429; the export
- * list is crates/spurd/build.rs, mirrored in spank-host.syms).  Shared by spank-host and
- * the fuzz target.  Written from the source, not copied:
+ * list is crates/spurd/build.rs).  The tests load mad.so in spur's own host, built from its
+ * source (t/spur/host); this C copy of its API serves the fuzz target, which links mad.so's
+ * code statically.  Written from the source, not copied:
  *  - spank_getenv: BAD_ARG for a NULL handle, name or buffer or len < 0 (len 0 is allowed
  *    and, for a variable that exists, gives NOSPACE); ENV_NOEXIST for a missing variable;
  *    NOSPACE when value + NUL does not fit (nothing written).

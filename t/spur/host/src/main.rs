@@ -22,7 +22,7 @@
 //! Debian 12 lacks; `Log` below writes its "LEVEL target: message fields" without the
 //! timestamp), and `--now` (a check of ours: lib.rs only ever loads with RTLD_LAZY).
 //!
-//! Usage (the same as t/spur/spank-host.c had):
+//! Usage:
 //!   spurd-spank [--now] [--trace] PLUGSTACK [NAME=VALUE...] [-- CMD...]
 //!   spurd-spank [--now] --jobs N [--concurrent K] PLUGSTACK [NAME=VALUE...]
 //! One job: the hooks, then CMD (its exit status is ours), then TaskExit and JobEpilog;

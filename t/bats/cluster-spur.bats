@@ -116,7 +116,7 @@ submit() {
 	done
 }
 
-@test "spur's sbatch: its own options, --parsable prints the bare id, --export exports exact names only" {
+@test "spur's sbatch: its own options, --parsable prints the bare id, --export exact names on 0.8, SLURM's forms on 0.12" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
 		run "${spur[@]}" sbatch --parsable -N 1 -w n2 --comment=c --mpi=none --requeue -o 'exp-%j.out' \
@@ -127,8 +127,8 @@ submit() {
 		run env A=1 B=2 "${spur[@]}" sbatch --parsable --export=A -o 'exp-%j.out' \
 			--wrap 'echo "A=${A:-unset} B=${B:-unset}"'
 		b=$output
-		run env A=1 "${spur[@]}" sbatch --parsable --export=ALL,A=5 -o 'exp-%j.out' \
-			--wrap 'echo "A=${A:-unset} HOME=${HOME:-unset}"'
+		run env A=1 B=2 "${spur[@]}" sbatch --parsable --export=ALL,A=5 -o 'exp-%j.out' \
+			--wrap 'echo "A=${A:-unset} B=${B:-unset} HOME=${HOME:-unset}"'
 		c=$output
 		run env A=1 "${spur[@]}" sbatch --parsable --export=NONE -o 'exp-%j.out' \
 			--wrap 'echo "A=${A:-unset} MAD_MODEL=${MAD_MODEL:-unset}"'
@@ -138,7 +138,12 @@ submit() {
 		grep -qx 'A=unset B=unset MAD_MODEL=m' "exp-$a.out"
 		grep -qx 'node=n2' "exp-$a.out"
 		grep -qx 'A=1 B=unset' "exp-$b.out"
-		grep -qx 'A=unset HOME=/root' "exp-$c.out" # nothing exported: spurd's HOME shows through
+		if [[ $gen != 0.8 ]]; then
+			# 0.12 (#795): ALL seeds the submit env, A=5 sets on top
+			grep -qx 'A=5 B=2 HOME=.*' "exp-$c.out"
+		else
+			grep -qx 'A=unset B=unset HOME=/root' "exp-$c.out" # nothing exported: spurd's HOME shows through
+		fi
 		grep -qx 'A=unset MAD_MODEL=unset' "exp-$d.out"
 		# #SBATCH lines: read until the first command, quoted words kept whole
 		printf '#!/bin/bash\n#SBATCH --job-name="q r" --hold\ntrue\n#SBATCH --bogus\n' >directives.sh

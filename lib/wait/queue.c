@@ -112,10 +112,11 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 		e[i].user[0] = '\0';
 		e[i].uid = -1;
 		e[i].submitted = -1;
+		e[i].started = -1;
 	}
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		char line[512], *tok[5] = { NULL, NULL, NULL, NULL, NULL }, *save = NULL, *w;
+		char line[512], *tok[6] = { NULL, NULL, NULL, NULL, NULL, NULL }, *save = NULL, *w;
 		size_t ln = (size_t)((eol ? eol : end) - p);
 		int nt = 0;
 		long id;
@@ -128,7 +129,7 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 		memcpy(line, p, ln);
 		line[ln] = '\0';
 		p = eol ? eol + 1 : end;
-		for (w = strtok_r(line, " \t\r", &save); w && nt < 5;
+		for (w = strtok_r(line, " \t\r", &save); w && nt < 6;
 		     w = strtok_r(NULL, " \t\r", &save))
 			tok[nt++] = w;
 		if (nt == 0)
@@ -162,6 +163,14 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 				if (t >= 0 && (e[i].submitted < 0 || t < e[i].submitted))
 					e[i].submitted = t;
 			}
+			/* a run's start; a pending job's %S is a forecast */
+			if (nt >= 6 && strcmp(tok[1], "PENDING") != 0 &&
+			    strncmp(tok[1], "REQUEUE", 7) != 0) {
+				long t = mad_submit_time_parse(tok[5]);
+
+				if (t > e[i].started)
+					e[i].started = t;
+			}
 		}
 	}
 	free(active);
@@ -192,7 +201,7 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 	argv[3] = "--jobs";
 	argv[4] = ids.buf;
 	argv[5] = "--format";
-	argv[6] = "%i %T %l %u %V";
+	argv[6] = "%i %T %l %u %V %S";
 	argv[7] = NULL;
 
 	if (mad_slurm_run(argv, timeout, &out, &errout, &status, err, size))
@@ -207,6 +216,8 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 			 * (spur prints UTC, SLURM local time): not one to trust */
 			if (e[i].submitted > (long)time(NULL) + 60)
 				e[i].submitted = -1;
+			if (e[i].started > (long)time(NULL) + 60)
+				e[i].started = -1;
 		}
 		rc = 0;
 	} else if (WIFEXITED(status) && strstr(errout.buf, "Invalid job id specified")) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* queue.h: the scheduler as a liveness guard (design.md §10), and the witness
  * of whose files count (§15).  One squeue call for every watched job,
- * "squeue -h -t all -j ID,... -o '%i %T %l %u %V'", parsed by whitespace
+ * "squeue -h -t all -j ID,... -o '%i %T %l %u %V %S'", parsed by whitespace
  * (spur before 0.5 drops custom delimiters) and filtered by job id on our
  * side, never by name. */
 #ifndef MAD_QUEUE_H
@@ -24,6 +24,8 @@ struct mad_queue_entry {
 	int array;                /* listed as array tasks (ID_N) */
 	char user[64];            /* the job's user (%u), "" unknown */
 	long uid;                 /* USER's uid (mad_queue_ask), -1 unknown */
+	long started;             /* the start (%S) of the run shown running or ended, -1
+				     unknown (design.md §15: spur re-runs a job in its folder) */
 	long submitted;           /* the submit time (%V), -1 unknown; the
 				     earliest listed (an array's tasks agree) */
 };
@@ -41,7 +43,7 @@ int mad_state_final(const char *state);
 long mad_submit_time_parse(const char *s);
 
 /* Fills E[N] (ids set by the caller) from squeue's output TEXT.  Lines not
- * of the form "ID STATE [LIMIT [USER [SUBMIT]]]" are skipped; returns how
+ * of the form "ID STATE [LIMIT [USER [SUBMIT [START]]]]" are skipped; returns how
  * many were. */
 size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 		       size_t n);

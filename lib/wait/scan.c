@@ -32,6 +32,7 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->verdict = WAIT_PENDING;
 	j->uid = getuid();
 	j->submitted = -1;
+	j->attempt_from = -1;
 	j->wait_start = (long)time(NULL);
 	snprintf(j->run_dir, sizeof(j->run_dir), "%s", run_dir);
 	snprintf(j->dir, sizeof(j->dir), "%s/%ld", run_dir, id);
@@ -136,6 +137,15 @@ static int stale(struct mad_wait_job *j, const char *name, long time, long mtime
 	/* listed without a submit time it can read: the wait's start still */
 	long bound = j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
 
+	/* written before the start of the run squeue showed: an earlier run's
+	 * in the same folder (spur re-runs a requeued job there, design.md §15) */
+	if (!j->last_read && j->attempt_from > bound && t + MAD_WAIT_CLOCK_SLACK < j->attempt_from) {
+		snprintf(text, sizeof(text),
+			 "ignored %.40s in %.600s: written at %ld, before this run of the job started (%ld): an earlier attempt's",
+			 name, j->dir, t, j->attempt_from);
+		ignore(j, text);
+		return 1;
+	}
 	if (bound < 0 || t + MAD_WAIT_CLOCK_SLACK >= bound)
 		return 0;
 	if (j->submitted >= 0)
@@ -523,12 +533,12 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	struct mad_wait_attempt *past;
 	char *dir;
 	long k;
+	int rc;
 
 	/* SLURM counts a requeue whose script never started (a failed launch
 	 * or prolog) too, and that attempt leaves no folder: look a few past */
 	for (k = j->restart + 1; k <= j->restart + ATTEMPT_GAP_MAX; k++) {
-		int rc = locate(j, k, 1, next, sizeof(next), err, size);
-
+		rc = locate(j, k, 1, next, sizeof(next), err, size);
 		if (rc < 0)
 			return -1;
 		if (rc == 0)
@@ -536,7 +546,11 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	}
 	if (k > j->restart + ATTEMPT_GAP_MAX)
 		return 0;
-	if (scan_dir(j, cfg, now, err, size) < 0)
+	/* the past attempt's own files, whatever run squeue shows since */
+	j->last_read = 1;
+	rc = scan_dir(j, cfg, now, err, size);
+	j->last_read = 0;
+	if (rc < 0)
 		return -1;
 	if (j->dir_seen) { /* an attempt that left no folder is not one to show */
 		past = realloc(j->past, (size_t)(j->npast + 1) * sizeof(*past));

@@ -32,6 +32,16 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		j->submitted = e->submitted;
 		again |= j->submitted > bound;
 	}
+	/* The start of the run shown (design.md §15): files before it are an
+	 * earlier run's.  Only a run with the submit time first shown: spur
+	 * keeps it over a requeue, in the same folder; SLURM moves it and its
+	 * next attempt has a folder of its own.  An array's tasks have their
+	 * own folders; an unknown start (N/A, a pending job's) changes nothing. */
+	if (e->listing != LISTING_ABSENT && !j->array && !e->array && e->started >= 0 &&
+	    e->submitted >= 0 && e->submitted == j->submitted && e->started > j->attempt_from) {
+		j->attempt_from = e->started;
+		again = 1;
+	}
 	if (again)
 		mad_wait_forget(j);
 	if (e->listing != LISTING_ABSENT)
@@ -261,6 +271,12 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		return verdict(j, WAIT_FAILED);
 	}
 	if (j->expected > 0 && j->ndone >= j->expected) {
+		/* squeue shows the job waiting to run (again): the first attempt's
+		 * folder holds an earlier run's markers (spur re-runs a requeued
+		 * job there); a later attempt's folder is a run after the requeue */
+		if (!j->array && j->restart == 0 && j->listing == LISTING_ACTIVE &&
+		    waiting_to_run(j->state))
+			return WAIT_PENDING;
 		if (j->expected == 1)
 			snprintf(j->reason, sizeof(j->reason), "rank 0 exited 0");
 		else
@@ -348,6 +364,10 @@ static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n
 		if (j->nfailed)
 			snprintf(j->reason, sizeof(j->reason),
 				 "timed out after %.0f s, the job still being re-run after a failed marker (state %s)",
+				 now - t->start, *j->state ? j->state : "unknown");
+		else if (j->expected > 0 && j->ndone >= j->expected)
+			snprintf(j->reason, sizeof(j->reason),
+				 "timed out after %.0f s, the job waiting to run again (state %s): its markers are an earlier run's",
 				 now - t->start, *j->state ? j->state : "unknown");
 		else
 			snprintf(j->reason, sizeof(j->reason), "timed out after %.0f s with %s%s",

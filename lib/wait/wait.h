@@ -119,6 +119,14 @@ struct mad_wait_job {
 	 * gone, by the caller's files, unchecked, and the reason says so). */
 	uid_t uid;
 	long submitted;     /* -1 unknown */
+	/* The current run's start: files before it are an earlier attempt's.
+	 * spur re-runs a requeued job under the same id, with the same submit
+	 * time and no restart count, in the same folder (spur #629): the latest
+	 * start squeue showed (%S) for a run with the submit time first shown
+	 * (SLURM moves it on a requeue, and its next attempt has a folder of
+	 * its own).  -1: none (N/A, Unknown, pending). */
+	long attempt_from;
+	int last_read; /* the last read of a past attempt's folder: attempt_from does not apply */
 	long wait_start;    /* the wall clock when the wait began */
 	int witnessed;      /* squeue listed the job at least once */
 	int unbounded;      /* never listed, confirmed gone: no time bound */

@@ -379,6 +379,44 @@ submit() {
 	done
 }
 
+# spur #629 (0.11+; lib.sh fact requeue): scontrol requeue puts the job back to PENDING with the
+# same id, the same submit time and no restart count, so the second attempt writes into the first
+# attempt's folder.  Only the second attempt may decide; 0.8's requeue only cancels.
+@test "spur requeue (#629): the same id, no restart count; mad-wait gives the second attempt's verdict, never the first's" {
+	use_gen 0.12
+	local first second want
+	for first in 1 0; do
+		second=$((1 - first)) want=$((1 - first))
+		rm -f "$MAD_CLUSTER_SHARED/rq-flag" "$MAD_CLUSTER_SHARED/rq-env".*
+		cat >rq.sh <<-JOB
+			#!/bin/bash
+			eval "\$(mad-env)"
+			n=1; [[ -e $MAD_CLUSTER_SHARED/rq-flag ]] && n=2
+			touch $MAD_CLUSTER_SHARED/rq-flag
+			env | grep -c RESTART_COUNT >$MAD_CLUSTER_SHARED/rq-env.\$n
+			st=$first; ((n == 1)) || { st=$second; sleep 6; } # mad-wait starts before it ends
+			mad-mark \$st; exit \$st
+		JOB
+		chmod 0755 rq.sh
+		submit sbatch -o /dev/null rq.sh
+		wait_gone "$jobid"
+		wait_lines "$MAD_CLUSTER_SHARED/rq-env.1" 1
+		sleep 3 # past mad-wait's clock slack: the first attempt's marker is older than the requeue
+		run "${spur[@]}" scontrol requeue "$jobid"
+		assert_success
+		run "${spur[@]}" squeue -h -t all -j "$jobid" -o '%i %T'
+		echo "$output"
+		assert_output --regexp "^$jobid (PENDING|RUNNING|COMPLETING|COMPLETED|FAILED)$"
+		run "${spur[@]}" mad-wait --timeout 90 --interval 1 --grace 2 "$jobid"
+		echo "first attempt $first, second $second: $output"
+		[[ $status == "$want" ]]
+		run cat "$MAD_CLUSTER_SHARED/rq-env.1" "$MAD_CLUSTER_SHARED/rq-env.2"
+		assert_output $'0\n0'
+		run head -1 "$run_dir/$jobid/done_rank0"
+		assert_output "$second"
+	done
+}
+
 @test "(c) spur, rank 0 late past the timeout: peers fail clearly, markers say so, no empty MASTER_ADDR" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"

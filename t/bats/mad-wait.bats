@@ -14,13 +14,15 @@ setup() {
 	bin=$BATS_TEST_TMPDIR/bin
 	mkdir -p "$run_dir" "$bin"
 	# squeue answers from $BATS_TEST_TMPDIR/queue, and counts its calls; a
-	# line "ID STATE LIMIT" gets the caller as %u and a submit time long
-	# ago as %V (the trust tests give their own)
+	# line "ID STATE LIMIT" gets the caller as %u, a submit time long ago as
+	# %V and as %S the same, or N/A as SLURM prints for a job waiting to run
+	# (the trust and re-run tests give their own)
 	cat >"$bin/squeue" <<-EOF
 		#!/bin/sh
 		echo "\$*" >>"$BATS_TEST_TMPDIR/squeue.calls"
 		[ -r "$BATS_TEST_TMPDIR/queue" ] || exit 1
-		awk -v u="\$(id -un)" 'NF == 3 { \$0 = \$0 " " u " 2000-01-01T00:00:00" } { print }' "$BATS_TEST_TMPDIR/queue"
+		awk -v u="\$(id -un)" 'NF == 3 { v = "2000-01-01T00:00:00"; s = \$2 == "PENDING" || \$2 ~ /^REQUEUE/ ? "N/A" : v
+			\$0 = \$0 " " u " " v " " s } { print }' "$BATS_TEST_TMPDIR/queue"
 	EOF
 	chmod +x "$bin/squeue"
 	export PATH="$bin:$PATH" SLURM_CONF=$BATS_TEST_TMPDIR/none/slurm.conf
@@ -150,7 +152,7 @@ expect() { # job count
 	cat "$BATS_TEST_TMPDIR/squeue.calls"
 	# asked at once (whose markers count, since when), then once an interval
 	(($(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") <= 2))
-	if grep -qvx -- '--noheader --states=all --jobs 30,31 --format %i %T %l %u %V' "$BATS_TEST_TMPDIR/squeue.calls"; then false; fi
+	if grep -qvx -- '--noheader --states=all --jobs 30,31 --format %i %T %l %u %V %S' "$BATS_TEST_TMPDIR/squeue.calls"; then false; fi
 	assert_output --partial '"job_id":	30'
 	assert_output --partial '"job_id":	31'
 	assert_output --partial '"host":	"a"'
@@ -220,7 +222,7 @@ poll_cost() {
 	assert_failure 124
 	assert_output --partial "mad-wait: job 70: 0/1 done, not listed yet"
 	refute_output --partial "not asked yet"
-	[[ $(head -1 "$BATS_TEST_TMPDIR/squeue.calls") == '--noheader --states=all --jobs 70,70 --format %i %T %l %u %V' ]]
+	[[ $(head -1 "$BATS_TEST_TMPDIR/squeue.calls") == '--noheader --states=all --jobs 70,70 --format %i %T %l %u %V %S' ]]
 }
 
 @test "a requeued job: the failed attempt does not end the wait, the next decides; --no-requeue ends it" {
@@ -253,6 +255,47 @@ poll_cost() {
 	printf '72 FAILED 10\n' >"$BATS_TEST_TMPDIR/queue"
 	run mad-wait -d "$run_dir" --timeout 10 72
 	assert_failure 1
+}
+
+# A job re-run in its own folder (spur's requeue, #629: the same id, submit time and folder, no
+# restart count): the start squeue shows (%S) for the run says which files are its own.
+@test "a job re-run in its folder: a marker from before the run's start never decides; a success waits while it is pending" {
+	local u v now
+	u=$(id -un) v=2000-01-01T00:00:00 now=$(date +%s)
+	expect 74 1
+	marker 74 0 "1\nhost=n1\ntime=$((now - 100))\n" # the first run's failure
+	printf '74 PENDING 10 %s %s N/A\n' "$u" "$v" >"$BATS_TEST_TMPDIR/queue"
+	(
+		sleep 1.5
+		printf '74 RUNNING 10 %s %s %(%Y-%m-%dT%H:%M:%S)T\n' "$u" "$v" $((now - 10)) >"$BATS_TEST_TMPDIR/queue"
+		sleep 1.5
+		marker 74 0 "0\nhost=n2\ntime=$(date +%s)\n"
+		printf '74 COMPLETED 10 %s %s %(%Y-%m-%dT%H:%M:%S)T\n' "$u" "$v" $((now - 10)) >"$BATS_TEST_TMPDIR/queue"
+	) &
+	run mad-wait -d "$run_dir" --interval 1 --timeout 30 74
+	assert_success
+	assert_output --partial "job 74: rank 0 exited 0"
+	# the first run's success while the job waits to run again: not a verdict
+	expect 75 1
+	marker 75 0 "0\nhost=n1\ntime=$((now - 100))\n"
+	for st in PENDING REQUEUED REQUEUE_HOLD; do
+		printf '75 %s 10 %s %s N/A\n' "$st" "$u" "$v" >"$BATS_TEST_TMPDIR/queue"
+		run mad-wait -d "$run_dir" --timeout 2 75
+		assert_failure 124
+		assert_output --partial "the job waiting to run again (state $st): its markers are an earlier run's"
+	done
+	# a start SLURM cannot tell (Unknown, a forecast) or none at all changes nothing
+	for s in Unknown N/A garbage ""; do
+		printf '75 COMPLETED 10 %s %s %s\n' "$u" "$v" "$s" >"$BATS_TEST_TMPDIR/queue"
+		run mad-wait -d "$run_dir" --timeout 10 75
+		assert_success
+	done
+	# a run that started after the marker makes it an earlier run's, named
+	printf '75 COMPLETED 10 %s %s %(%Y-%m-%dT%H:%M:%S)T\n' "$u" "$v" $((now - 50)) >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 3 75
+	assert_failure 124
+	assert_output --partial "before this run of the job started"
+	assert_output --partial "an earlier attempt's"
 }
 
 @test "step tasks: a failure is named with its step, task and node; the batch marker decides" {

@@ -53,7 +53,7 @@ setup() {
 	require valgrind "the suite installs it"
 	local run_dir=$BATS_TEST_TMPDIR/run bin=$BATS_TEST_TMPDIR/bin
 	mkdir -p "$run_dir" "$bin"
-	printf '#!/bin/sh\necho "12 RUNNING 1:00:00"\n' >"$bin/squeue"
+	printf '#!/bin/sh\necho "12 RUNNING 1:00:00 %s 2000-01-01T00:00:00 2000-01-01T00:00:00"\n' "$(id -un)" >"$bin/squeue"
 	chmod +x "$bin/squeue"
 	vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99)
 	job=(env -i PATH="$bin:$PATH" SLURM_CONF=/nonexistent MAD_MODEL=m SLURM_JOB_ID=12

@@ -87,6 +87,8 @@ run=(/bin/bash "$user_script" "${script_args[@]}")
 if ((hold && task_offset > 0)); then
 	run=(/bin/bash -c 'while true; do sleep 60; done')
 fi
+# A requeued job (scontrol requeue, lib.sh fact requeue) runs this again under the same spur
+# id: SLURM's SLURM_RESTART_COUNT stays out (env -i), as spur's job env has no such variable.
 # spurd's own environment, beneath the job env (executor.rs: no env_clear): spurd runs as
 # root from its unit with SPUR_PLUGSTACK naming the plugstack it loaded
 # root from its unit with SPUR_PLUGSTACK naming the plugstack it loaded.  SPUR_EMU_TRACE

@@ -113,7 +113,7 @@ BEGIN {
 	parse_format(fmt)
 }
 
-# the id map: SPURID REALID TASKS SUBMITTED
+# the id map: SPURID REALID TASKS SUBMITTED SUBMIT_TIME (as %V prints it)
 NR == FNR {
 	if ($0 == "") next
 	split($0, m, " ")
@@ -123,7 +123,7 @@ NR == FNR {
 		PARENT_REAL[m[1]] = m[2]; ntask[m[1]] = 0; NTASKS[m[1]] = k
 		for (i = 1; i <= k; i++) { TASK[m[2] "_" t[i]] = m[1] + i; TASKOF[m[2] "_" t[i]] = m[1]; TIDX[m[2] "_" t[i]] = i }
 	}
-	SUBMITTED[m[1]] = m[4]
+	SUBMITTED[m[1]] = m[4]; SUBMV[m[1]] = m[5]
 	next
 }
 
@@ -138,6 +138,9 @@ $0 != "" {
 	F[r, 2] = state_of($2)
 	sub(/\(.*/, "", F[r, 3])
 	SUBM[r] = parent != "" ? SUBMITTED[parent] : SUBMITTED[sid]
+	# spur keeps the submit time over a requeue (spur #629): the map's, not SLURM's
+	s = parent != "" ? SUBMV[parent] : SUBMV[sid]
+	if (s != "") F[r, 12] = s
 	if (parent != "") { ntask[parent]++; taskrow[parent, ntask[parent]] = r; TASKPOS[r] = TIDX[id] }
 }
 

@@ -138,6 +138,7 @@ static struct mad_queue_entry listed(long id, long uid, long submitted)
 				     .state = "RUNNING",
 				     .user = "someone",
 				     .uid = uid,
+				     .started = -1,
 				     .submitted = submitted };
 
 	return e;
@@ -358,6 +359,144 @@ TEST(requeued_job_folder)
 	CHECK(j.npast == 1 && j.past[0].restart == 0 && j.past[0].nrank == 1);
 	CHECK(j.past[0].rank[0].state == RANK_FAILED && j.past[0].rank[0].status == 143);
 	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
+	mad_wait_job_free(&j);
+}
+
+/* squeue's answer for job ID in STATE: the caller's, submitted at 5000,
+ * the run shown started at STARTED (-1: N/A). */
+static struct mad_queue_entry run_of(long id, const char *state, long started)
+{
+	struct mad_queue_entry e = listed(id, (long)getuid(), 5000);
+
+	snprintf(e.state, sizeof(e.state), "%s", state);
+	e.started = started;
+	return e;
+}
+
+/* spur re-runs a requeued job under the same id, submit time and folder
+ * (design.md §15): a file written before the start of the run squeue
+ * shows is an earlier run's, within the clock slack. */
+TEST(rerun_a_marker_before_the_runs_start_is_an_earlier_runs)
+{
+	struct mad_wait_job j;
+	struct mad_queue_entry e = run_of(320, "RUNNING", 6000);
+	char err[512];
+
+	mkjob("320");
+	put("320/expected", "1\n");
+	put("320/done_rank0", "1\nhost=n1\ntime=5500\n"); /* the first run's failure */
+	job_init(&j, 320, run_dir);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	CHECK(j.attempt_from == 6000);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(j.nfailed == 0 && mad_wait_decide(&j, &strict, 1) == WAIT_PENDING);
+	CHECK(strstr(j.ignored, "written at 5500, before this run of the job started (6000)") != NULL);
+	/* the run's own marker, even 2 s (the clock slack) before its start */
+	put("320/done_rank0", "0\nhost=n2\ntime=5998\n");
+	mad_wait_scan(&j, &cfg, 2, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, 2) == WAIT_OK);
+	mad_wait_job_free(&j);
+	/* a marker after the start is the run's: its failure decides */
+	put("320/done_rank0", "1\nhost=n1\ntime=5500\n");
+	e = run_of(320, "RUNNING", 5400);
+	job_init(&j, 320, run_dir);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 1) == WAIT_FAILED);
+	/* a later answer with no start (N/A) or an earlier one keeps the latest */
+	e = run_of(320, "COMPLETED", -1);
+	mad_wait_observe(&j, &e, &cfg, 0, 2);
+	e = run_of(320, "COMPLETED", 5300);
+	mad_wait_observe(&j, &e, &cfg, 0, 3);
+	CHECK(j.attempt_from == 5400);
+	mad_wait_job_free(&j);
+}
+
+/* SLURM's %S is N/A or Unknown for a job waiting to run, or a forecast:
+ * none of them is a run's start; a line without it is read as before. */
+TEST(rerun_a_start_squeue_cannot_tell_changes_nothing)
+{
+	struct mad_queue_entry e[1] = { { .id = 321 } };
+	const char *lines[] = {
+		"321 RUNNING 10 someone 2026-01-01T00:00:00 N/A\n",
+		"321 RUNNING 10 someone 2026-01-01T00:00:00 Unknown\n",
+		"321 RUNNING 10 someone 2026-01-01T00:00:00 2026-13-01T00:00:00\n",
+		"321 RUNNING 10 someone 2026-01-01T00:00:00\n",
+		"321 PENDING 10 someone 2026-01-01T00:00:00 2026-01-01T05:00:00\n", /* a forecast */
+		"321 REQUEUE_HOLD 10 someone 2026-01-01T00:00:00 2026-01-01T05:00:00\n",
+	};
+	struct mad_wait_job j;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		mad_queue_parse(lines[i], strlen(lines[i]), e, 1);
+		CHECK(e[0].listing == LISTING_ACTIVE && e[0].submitted > 0);
+		CHECK(e[0].started == -1);
+	}
+	{
+		const char *ok = "321 RUNNING 10 u 2026-01-01T00:00:00 2026-01-01T00:00:09\n";
+
+		mad_queue_parse(ok, strlen(ok), e, 1);
+	}
+	CHECK(e[0].started == e[0].submitted + 9);
+	/* no start: the marker decides as before */
+	mkjob("321");
+	put("321/expected", "1\n");
+	put("321/done_rank0", "0\nhost=n1\ntime=5500\n");
+	job_init(&j, 321, run_dir);
+	e[0] = run_of(321, "COMPLETED", -1);
+	mad_wait_observe(&j, &e[0], &cfg, 0, 1);
+	CHECK(j.attempt_from == -1);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	mad_wait_job_free(&j);
+}
+
+/* A success in the first attempt's folder while squeue shows the job
+ * waiting to run (again) is an earlier run's; SLURM's next attempt has a
+ * folder of its own, whose markers decide as before. */
+TEST(rerun_a_success_does_not_decide_while_the_job_waits_to_run)
+{
+	const char *states[] = { "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED" };
+	struct mad_wait_job j;
+	struct mad_queue_entry e;
+	char err[512];
+
+	mkjob("322");
+	put("322/expected", "1\n");
+	put("322/done_rank0", "0\nhost=n1\ntime=5500\n");
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		job_init(&j, 322, run_dir);
+		e = run_of(322, states[i], -1);
+		mad_wait_observe(&j, &e, &cfg, 0, 1);
+		mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+		CHECK(j.ndone == 1 && mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+		/* it runs again: the marker is the earlier run's */
+		e = run_of(322, "RUNNING", 6000);
+		mad_wait_observe(&j, &e, &cfg, 0, 2);
+		mad_wait_scan(&j, &cfg, 2, err, sizeof(err));
+		CHECK(j.ndone == 0 && mad_wait_decide(&j, &cfg, 2) == WAIT_PENDING);
+		mad_wait_job_free(&j);
+	}
+	/* SLURM: the requeued attempt's own folder decides, whatever squeue said last */
+	mkjob("322.1");
+	put("322.1/expected", "1\n");
+	put("322.1/done_rank0", "0\nhost=n2\ntime=7000\n");
+	job_init(&j, 322, run_dir);
+	e = run_of(322, "PENDING", -1);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	mad_wait_job_free(&j);
+	/* SLURM moves the submit time on a requeue: its run's start is not
+	 * one for the first folder (its next attempt has a folder of its own) */
+	job_init(&j, 323, run_dir);
+	e = run_of(323, "RUNNING", 5100);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	e = run_of(323, "RUNNING", 7100);
+	e.submitted = 7000;
+	mad_wait_observe(&j, &e, &cfg, 0, 2);
+	CHECK(j.submitted == 5000 && j.attempt_from == 5100);
 	mad_wait_job_free(&j);
 }
 
@@ -1009,6 +1148,9 @@ int main(void)
 	RUN(requeue_an_attempt_that_ran_between_two_answers_decides);
 	RUN(requeue_a_failure_stands_when_the_job_is_not_rerun);
 	RUN(requeue_forever_hits_the_timeout);
+	RUN(rerun_a_marker_before_the_runs_start_is_an_earlier_runs);
+	RUN(rerun_a_start_squeue_cannot_tell_changes_nothing);
+	RUN(rerun_a_success_does_not_decide_while_the_job_waits_to_run);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
 	RUN(policy_a_requeued_job_gets_its_time_limit_again);
 	RUN(policy_reads_markers_each_period_and_at_once_when_woken);

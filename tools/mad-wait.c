@@ -451,7 +451,8 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 
 		if (j->verdict == WAIT_OK && c->quiet)
 			continue;
-		tool_error("job %ld: %s", j->id, j->verdict == WAIT_PENDING ? why : j->reason);
+		tool_error("job %ld: %s", j->id,
+			   j->verdict == WAIT_PENDING && !*j->reason ? why : j->reason);
 	}
 	/* --ready: the endpoints are the output a pipeline takes (one line
 	 * per job, in the order given), only when every job is ready. */

@@ -346,9 +346,12 @@ void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n, i
 		return;
 	t->code = code;
 	snprintf(t->why, sizeof(t->why), "%s", why);
+	/* what was passed over, as a verdict names it (design.md §15) */
 	for (int i = 0; i < n; i++)
 		if (jobs[i].verdict == WAIT_PENDING)
-			snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s", why);
+			snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s%s%.*s", why,
+				 *why && *jobs[i].ignored ? "; " : "",
+				 *why ? (int)(sizeof(jobs[i].reason) / 2) : 0, jobs[i].ignored);
 }
 
 static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n, double now)

@@ -916,6 +916,15 @@ TEST(policy_failing_squeue_backs_off_within_the_budget_then_exit_3)
 	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_UNKNOWN);
 	CHECK(t.squeue_calls == 8);
 	mad_wait_job_free(&j);
+	/* the reason names what was passed over, as a verdict's does */
+	job_init(&j, 205, run_dir);
+	snprintf(j.ignored, sizeof(j.ignored), "ignored done_rank0 in x: before this wait began");
+	mad_wait_timing_init(&t, &c, T0);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 6, "no controller") == 0);
+	CHECK(mad_wait_unanswered(&t, &j, 1, &c, T0 + 26, "no controller") == 1);
+	CHECK(strstr(j.reason, "no controller; ignored done_rank0 in x: before this wait began") !=
+	      NULL);
+	mad_wait_job_free(&j);
 }
 
 TEST(policy_deadline_from_timeout_or_time_limits)

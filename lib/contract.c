@@ -14,7 +14,7 @@
 
 static int given(const struct mad_options *o, enum mad_opt opt)
 {
-	return o->source[opt] != SRC_DEFAULT && o->source[opt] != SRC_NONE;
+	return o->source[opt] != MAD_SRC_DEFAULT && o->source[opt] != MAD_SRC_NONE;
 }
 
 static void this_host(char *out, size_t size)
@@ -45,7 +45,7 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 		return mad_error(err, size, "rank 0's node name is too long");
 	}
 	hostlist_free(hl);
-	if (snprintf(name, sizeof(name), "%s%s", c->master_host, o->value[OPT_ADDR_SUFFIX]) >=
+	if (snprintf(name, sizeof(name), "%s%s", c->master_host, o->value[MAD_OPT_ADDR_SUFFIX]) >=
 	    (int)sizeof(name))
 		return mad_error(err, size, "rank 0's node name and --mad-addr-suffix are too long");
 	if (mad_resolve_addr(name, c->master_addr, sizeof(c->master_addr), err, size))
@@ -114,12 +114,12 @@ static int array_fanout(const struct mad_options *o, const struct mad_facts *f,
 	if (f->array_task_id == MAD_NONE || f->array_job_id == MAD_NONE)
 		return mad_error(err, size,
 				 "--mad-fanout=array: this job is not a job array task (no SLURM_ARRAY_TASK_ID)");
-	if (!*o->value[OPT_RUN_DIR])
+	if (!*o->value[MAD_OPT_RUN_DIR])
 		return mad_error(err, size,
 				 "--mad-fanout=array needs --mad-run-dir, a folder all nodes share, for rank 0 to publish its address");
 	c->collect_job_id = f->array_job_id;
 	c->rank = f->array_task_id - (f->array_task_min == MAD_NONE ? 0 : f->array_task_min);
-	c->nnodes = *o->value[OPT_NNODES] ? atol(o->value[OPT_NNODES]) : f->array_task_count;
+	c->nnodes = *o->value[MAD_OPT_NNODES] ? atol(o->value[MAD_OPT_NNODES]) : f->array_task_count;
 	if (c->nnodes == MAD_NONE)
 		return mad_error(err, size,
 				 "--mad-fanout=array: the node count is unknown: give --mad-nnodes (no SLURM_ARRAY_TASK_COUNT)");
@@ -157,10 +157,10 @@ static void choose_port(const struct mad_options *o, const struct mad_facts *f,
 {
 	long slot;
 
-	if (strcmp(o->value[OPT_MASTER_PORT], "auto")) {
-		c->master_port = atol(o->value[OPT_MASTER_PORT]);
+	if (strcmp(o->value[MAD_OPT_MASTER_PORT], "auto")) {
+		c->master_port = atol(o->value[MAD_OPT_MASTER_PORT]);
 		snprintf(c->port_from, sizeof(c->port_from), "%s",
-			 mad_source_name(o->source[OPT_MASTER_PORT]));
+			 mad_source_name(o->source[MAD_OPT_MASTER_PORT]));
 		return;
 	}
 	if (f->resv_port > 0) {
@@ -172,25 +172,23 @@ static void choose_port(const struct mad_options *o, const struct mad_facts *f,
 	slot = c->step_id == MAD_NONE ? 0 : (c->step_id + 1) % 64;
 	c->master_port = 20000 + (c->collect_job_id % 100000 * 64 + slot) % 9000;
 	if (c->step_id == MAD_NONE)
-		snprintf(c->port_from, sizeof(c->port_from),
-			 "%s (auto: from job %ld)", mad_source_name(o->source[OPT_MASTER_PORT]),
-			 c->collect_job_id);
+		snprintf(c->port_from, sizeof(c->port_from), "%s (auto: from job %ld)",
+			 mad_source_name(o->source[MAD_OPT_MASTER_PORT]), c->collect_job_id);
 	else
-		snprintf(c->port_from, sizeof(c->port_from),
-			 "%s (auto: from job %ld, step %ld)",
-			 mad_source_name(o->source[OPT_MASTER_PORT]), c->collect_job_id,
+		snprintf(c->port_from, sizeof(c->port_from), "%s (auto: from job %ld, step %ld)",
+			 mad_source_name(o->source[MAD_OPT_MASTER_PORT]), c->collect_job_id,
 			 c->step_id);
 }
 
 static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
 			struct mad_contract *c, char *err, size_t size)
 {
-	const char *v = o->value[OPT_NPROC_PER_NODE];
+	const char *v = o->value[MAD_OPT_NPROC_PER_NODE];
 
 	if (strcmp(v, "auto") && strcmp(v, "gpu")) {
 		c->nproc = atol(v);
 		snprintf(c->nproc_from, sizeof(c->nproc_from), "%s",
-			 mad_source_name(o->source[OPT_NPROC_PER_NODE]));
+			 mad_source_name(o->source[MAD_OPT_NPROC_PER_NODE]));
 	} else if (!strcmp(v, "gpu") || (f->node_tasks <= 1 && f->inherited_nproc <= 0)) {
 		if (c->gpus > 0) {
 			c->nproc = c->gpus;
@@ -229,9 +227,9 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 		c->fanout = MAD_FANOUT_ARRAY;
 	else
 		c->fanout = MAD_FANOUT_NODES;
-	c->timeout = atol(o->value[OPT_TIMEOUT]);
+	c->timeout = atol(o->value[MAD_OPT_TIMEOUT]);
 	c->step_id = f->batch_step ? MAD_NONE : f->step_id;
-	snprintf(c->run_dir, sizeof(c->run_dir), "%s", o->value[OPT_RUN_DIR]);
+	snprintf(c->run_dir, sizeof(c->run_dir), "%s", o->value[MAD_OPT_RUN_DIR]);
 	c->task_rank = c->world_size = c->local_rank = c->local_world_size = MAD_NONE;
 
 	if (c->fanout == MAD_FANOUT_ARRAY ? array_fanout(o, f, c, err, size) :
@@ -275,7 +273,7 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 		snprintf(c->record, sizeof(c->record), "rendezvous");
 	else
 		snprintf(c->record, sizeof(c->record), "rendezvous.%ld", c->step_id);
-	if (c->fanout == MAD_FANOUT_NODES && given(o, OPT_IFACE)) {
+	if (c->fanout == MAD_FANOUT_NODES && given(o, MAD_OPT_IFACE)) {
 		/* only rank 0's node knows its interface's address */
 		if (!*c->run_dir)
 			return mad_error(err, size,
@@ -368,15 +366,16 @@ static int own_address(const struct mad_options *o, const struct mad_contract *c
 {
 	char host[256], name[320];
 
-	if (*o->value[OPT_IFACE] || !*o->value[OPT_ADDR_SUFFIX]) {
-		if (mad_local_addr(o->value[OPT_IFACE], nccl, out, osize, err, size))
+	if (*o->value[MAD_OPT_IFACE] || !*o->value[MAD_OPT_ADDR_SUFFIX]) {
+		if (mad_local_addr(o->value[MAD_OPT_IFACE], nccl, out, osize, err, size))
 			return -1;
 		snprintf(from, fsize, "rendezvous (rank 0's %s)",
-			 *o->value[OPT_IFACE] ? "--mad-iface" : "own address");
+			 *o->value[MAD_OPT_IFACE] ? "--mad-iface" : "own address");
 		return 0;
 	}
 	this_host(host, sizeof(host));
-	if (snprintf(name, sizeof(name), "%s%s", host, o->value[OPT_ADDR_SUFFIX]) >= (int)sizeof(name))
+	if (snprintf(name, sizeof(name), "%s%s", host, o->value[MAD_OPT_ADDR_SUFFIX]) >=
+	    (int)sizeof(name))
 		return mad_error(err, size, "this host's name and --mad-addr-suffix are too long");
 	if (mad_resolve_addr(name, out, osize, err, size))
 		return -1;
@@ -455,12 +454,12 @@ int mad_contract_export(const struct mad_options *o,
 	const long values[] = { c->rank, c->nnodes, c->task_rank, c->world_size,
 				c->local_rank, c->local_world_size, c->master_port,
 				c->collect_job_id, c->gpus, c->nproc };
-	const char *sched_from = o->scheduler != MAD_SCHED_AUTO ? option_source(o, OPT_SCHEDULER) :
+	const char *sched_from = o->scheduler != MAD_SCHED_AUTO ? option_source(o, MAD_OPT_SCHEDULER) :
 								  "computed (detected)";
 	const char *fanout_from =
-		o->fanout != MAD_FANOUT_AUTO ? option_source(o, OPT_FANOUT) : "computed (auto)";
-	const char *nnodes_from = c->fanout == MAD_FANOUT_ARRAY && *o->value[OPT_NNODES] ?
-					  option_source(o, OPT_NNODES) :
+		o->fanout != MAD_FANOUT_AUTO ? option_source(o, MAD_OPT_FANOUT) : "computed (auto)";
+	const char *nnodes_from = c->fanout == MAD_FANOUT_ARRAY && *o->value[MAD_OPT_NNODES] ?
+					  option_source(o, MAD_OPT_NNODES) :
 					  c->facts_from;
 	size_t i;
 	int rc = 0;
@@ -468,7 +467,7 @@ int mad_contract_export(const struct mad_options *o,
 	for (i = 0; i < sizeof(values) / sizeof(*values); i++)
 		snprintf(num[i], sizeof(num[i]), "%ld", values[i]);
 	snprintf(task_from, sizeof(task_from), "%s", c->task_facts ? c->facts_from : "computed");
-	rc |= set(ctx, "MAD_MODEL", o->value[OPT_MODEL], option_source(o, OPT_MODEL));
+	rc |= set(ctx, "MAD_MODEL", o->value[MAD_OPT_MODEL], option_source(o, MAD_OPT_MODEL));
 	rc |= set(ctx, "MAD_SCHEDULER", mad_scheduler_name(c->scheduler), sched_from);
 	rc |= set(ctx, "MAD_FANOUT", mad_fanout_name(c->fanout), fanout_from);
 	rc |= set(ctx, "NODE_RANK", num[0], c->facts_from);
@@ -487,14 +486,14 @@ int mad_contract_export(const struct mad_options *o,
 	/* The port option, for this job's srun steps, whose environment then
 	 * comes from inside a mad job: the user's own MASTER_PORT must reach
 	 * them, and a parent job's (inherited by a nested job) must not. */
-	rc |= set(ctx, "MAD_MASTER_PORT", o->value[OPT_MASTER_PORT],
-		  option_source(o, OPT_MASTER_PORT));
+	rc |= set(ctx, "MAD_MASTER_PORT", o->value[MAD_OPT_MASTER_PORT],
+		  option_source(o, MAD_OPT_MASTER_PORT));
 	if (c->gpus >= 0)
 		rc |= set(ctx, "MAD_GPUS_PER_NODE", num[8], c->gpus_from);
 	rc |= set(ctx, "MAD_NPROC_PER_NODE", num[9], c->nproc_from);
 	rc |= set(ctx, "MAD_COLLECT_JOB_ID", num[7], c->facts_from);
 	if (*c->run_dir) {
-		rc |= set(ctx, "MAD_RUN_DIR", c->run_dir, option_source(o, OPT_RUN_DIR));
+		rc |= set(ctx, "MAD_RUN_DIR", c->run_dir, option_source(o, MAD_OPT_RUN_DIR));
 		char from[sizeof(c->job_dir_notes) + 16];
 
 		snprintf(from, sizeof(from), "computed%s%s%s", *c->job_dir_notes ? " (" : "",

@@ -249,56 +249,56 @@ enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *pat
 	int readable, rc;
 
 	if (lstat(path, st))
-		return errno == ENOENT ? JOBDIR_ABSENT : JOBDIR_ERROR;
+		return errno == ENOENT ? MAD_JOBDIR_ABSENT : MAD_JOBDIR_ERROR;
 	if (S_ISLNK(st->st_mode))
-		return JOBDIR_LINK;
+		return MAD_JOBDIR_LINK;
 	if (!S_ISDIR(st->st_mode))
-		return JOBDIR_NOT_DIR;
+		return MAD_JOBDIR_NOT_DIR;
 	if (st->st_uid != d->uid)
-		return JOBDIR_OWNER;
+		return MAD_JOBDIR_OWNER;
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return JOBDIR_MODE;
+		return MAD_JOBDIR_MODE;
 	rc = attempt_matches(d, path, &readable);
 	if (rc < 0)
-		return JOBDIR_ERROR;
+		return MAD_JOBDIR_ERROR;
 	if (rc == 0)
-		return readable ? JOBDIR_OTHER_ATTEMPT : JOBDIR_NO_ATTEMPT;
-	return rc == 2 ? JOBDIR_EARLIER : JOBDIR_OURS;
+		return readable ? MAD_JOBDIR_OTHER_ATTEMPT : MAD_JOBDIR_NO_ATTEMPT;
+	return rc == 2 ? MAD_JOBDIR_EARLIER : MAD_JOBDIR_OURS;
 }
 
 void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why, const struct stat *st,
 			 char *out, size_t size)
 {
 	switch (why) {
-	case JOBDIR_OURS:
+	case MAD_JOBDIR_OURS:
 		snprintf(out, size, "this attempt's");
 		break;
-	case JOBDIR_ABSENT:
+	case MAD_JOBDIR_ABSENT:
 		snprintf(out, size, "absent");
 		break;
-	case JOBDIR_LINK:
+	case MAD_JOBDIR_LINK:
 		snprintf(out, size, "a symbolic link");
 		break;
-	case JOBDIR_NOT_DIR:
+	case MAD_JOBDIR_NOT_DIR:
 		snprintf(out, size, "not a directory");
 		break;
-	case JOBDIR_OWNER:
+	case MAD_JOBDIR_OWNER:
 		snprintf(out, size, "owned by uid %u, not the job's user (uid %u)",
 			 (unsigned)st->st_uid, (unsigned)d->uid);
 		break;
-	case JOBDIR_MODE:
+	case MAD_JOBDIR_MODE:
 		snprintf(out, size, "writable by group or others (mode %04o)",
 			 (unsigned)(st->st_mode & 07777));
 		break;
-	case JOBDIR_NO_ATTEMPT:
+	case MAD_JOBDIR_NO_ATTEMPT:
 		snprintf(out, size, "no attempt file of the job's user: not made by this attempt");
 		break;
-	case JOBDIR_OTHER_ATTEMPT:
+	case MAD_JOBDIR_OTHER_ATTEMPT:
 		snprintf(out, size, "another attempt's folder (not %.*s)",
 			 (int)(d->identity_len - 1 - (d->any_cluster ? d->cluster_len : 0)),
 			 d->attempt + (d->any_cluster ? d->cluster_len : 0));
 		break;
-	case JOBDIR_EARLIER:
+	case MAD_JOBDIR_EARLIER:
 		snprintf(out, size,
 			 "made before the job was submitted (%ld): an earlier job's with the same id",
 			 d->not_before);
@@ -463,22 +463,22 @@ int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char 
 
 			mad_jobdir_name(d, k, path);
 			why = mad_jobdir_check(d, path, &st);
-			if (why == JOBDIR_OURS && mode != MAD_JOBDIR_FOUND) {
+			if (why == MAD_JOBDIR_OURS && mode != MAD_JOBDIR_FOUND) {
 				memcpy(out, path, strlen(path) + 1);
 				return 0;
 			}
-			if (why == JOBDIR_OURS) {
+			if (why == MAD_JOBDIR_OURS) {
 				if (move_aside(path, notes, nsize, err, size))
 					return -1;
-				why = JOBDIR_ABSENT;
+				why = MAD_JOBDIR_ABSENT;
 			}
-			if (why == JOBDIR_ERROR) {
+			if (why == MAD_JOBDIR_ERROR) {
 				if (!err)
 					return -1;
 				return mad_error(err, size, "cannot look at the job folder '%s': %s",
 						 path, strerror(errno));
 			}
-			if (why == JOBDIR_ABSENT) {
+			if (why == MAD_JOBDIR_ABSENT) {
 				if (free_k < 0)
 					free_k = k;
 				continue;

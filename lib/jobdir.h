@@ -57,16 +57,16 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 
 /* Why a folder is not this attempt's. */
 enum mad_jobdir_why {
-	JOBDIR_OURS,
-	JOBDIR_ABSENT,
-	JOBDIR_LINK,          /* a symbolic link */
-	JOBDIR_NOT_DIR,       /* another kind of file */
-	JOBDIR_OWNER,         /* owned by another user */
-	JOBDIR_MODE,          /* writable by group or others */
-	JOBDIR_NO_ATTEMPT,    /* no readable attempt file of the user's */
-	JOBDIR_OTHER_ATTEMPT, /* another cluster's or job's */
-	JOBDIR_EARLIER,       /* made before d->not_before: an earlier job's */
-	JOBDIR_ERROR,         /* lstat failed otherwise */
+	MAD_JOBDIR_OURS,
+	MAD_JOBDIR_ABSENT,
+	MAD_JOBDIR_LINK,          /* a symbolic link */
+	MAD_JOBDIR_NOT_DIR,       /* another kind of file */
+	MAD_JOBDIR_OWNER,         /* owned by another user */
+	MAD_JOBDIR_MODE,          /* writable by group or others */
+	MAD_JOBDIR_NO_ATTEMPT,    /* no readable attempt file of the user's */
+	MAD_JOBDIR_OTHER_ATTEMPT, /* another cluster's or job's */
+	MAD_JOBDIR_EARLIER,       /* made before d->not_before: an earlier job's */
+	MAD_JOBDIR_ERROR,         /* lstat failed otherwise */
 };
 
 /* Name K (0..MAD_JOBDIR_NAMES-1) into OUT (MAD_JOBDIR_PATH bytes).

@@ -23,28 +23,29 @@ struct opt_def {
 /* Each option's name is written once: NAME gives its flag at compile time. */
 #define NAME(n) n, "--mad-" n
 
-static const struct opt_def defs[OPT_COUNT] = {
-	[OPT_MODEL] = { NAME("model"), "NAME", "model name; turns the plugin on for this job", NULL },
-	[OPT_SCHEDULER] = { NAME("scheduler"), "auto|slurm|spur", "scheduler (default: detected)",
-			    "auto" },
-	[OPT_FANOUT] = { NAME("fanout"), "auto|nodes|array",
-			 "one job over N nodes, or one array task per node", "auto" },
-	[OPT_NNODES] = { NAME("nnodes"), "N",
-			 "node count in array fan-out (default: the array size)", NULL },
-	[OPT_MASTER_PORT] = { NAME("master-port"), "PORT|auto",
-			      "MASTER_PORT (default auto: the step's reserved port, else from job and step id)",
-			      "auto" },
-	[OPT_IFACE] = { NAME("iface"), "IFACE",
-			"interface whose address rank 0 gives as MASTER_ADDR", NULL },
-	[OPT_ADDR_SUFFIX] = { NAME("addr-suffix"), "SUFFIX",
-			      "appended to rank 0's host name before resolving it (e.g. -ib)", NULL },
-	[OPT_NPROC_PER_NODE] = { NAME("nproc-per-node"), "N|gpu|auto",
-				 "MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)",
-				 "auto" },
-	[OPT_RUN_DIR] = { NAME("run-dir"), "DIR",
-			  "shared folder for rendezvous and completion markers", NULL },
-	[OPT_TIMEOUT] = { NAME("timeout"), "SECONDS",
-			  "how long peers wait for rank 0 (default 900)", "900" },
+static const struct opt_def defs[MAD_OPT_COUNT] = {
+	[MAD_OPT_MODEL] = { NAME("model"), "NAME", "model name; turns the plugin on for this job", NULL },
+	[MAD_OPT_SCHEDULER] = { NAME("scheduler"), "auto|slurm|spur",
+				"scheduler (default: detected)", "auto" },
+	[MAD_OPT_FANOUT] = { NAME("fanout"), "auto|nodes|array",
+			     "one job over N nodes, or one array task per node", "auto" },
+	[MAD_OPT_NNODES] = { NAME("nnodes"), "N",
+			     "node count in array fan-out (default: the array size)", NULL },
+	[MAD_OPT_MASTER_PORT] = { NAME("master-port"), "PORT|auto",
+				  "MASTER_PORT (default auto: the step's reserved port, else from job and step id)",
+				  "auto" },
+	[MAD_OPT_IFACE] = { NAME("iface"), "IFACE",
+			    "interface whose address rank 0 gives as MASTER_ADDR", NULL },
+	[MAD_OPT_ADDR_SUFFIX] = { NAME("addr-suffix"), "SUFFIX",
+				  "appended to rank 0's host name before resolving it (e.g. -ib)",
+				  NULL },
+	[MAD_OPT_NPROC_PER_NODE] = { NAME("nproc-per-node"), "N|gpu|auto",
+				     "MAD_NPROC_PER_NODE (default auto: tasks per node, else GPUs, else 1)",
+				     "auto" },
+	[MAD_OPT_RUN_DIR] = { NAME("run-dir"), "DIR",
+			      "shared folder for rendezvous and completion markers", NULL },
+	[MAD_OPT_TIMEOUT] = { NAME("timeout"), "SECONDS",
+			      "how long peers wait for rank 0 (default 900)", "900" },
 };
 
 #undef NAME
@@ -140,7 +141,7 @@ int mad_opt_by_name(const char *name, size_t len)
 {
 	int i;
 
-	for (i = 0; i < OPT_COUNT; i++)
+	for (i = 0; i < MAD_OPT_COUNT; i++)
 		if (strlen(defs[i].name) == len && !memcmp(defs[i].name, name, len))
 			return i;
 	return -1;
@@ -161,48 +162,48 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 
 	mad_printable(v, sizeof(v), value, len);
 	switch (opt) {
-	case OPT_MODEL:
+	case MAD_OPT_MODEL:
 		if (len == 0 || len > 64 || !is_name_char(value[0], ""))
 			why = "is not a model name (a letter or digit, then up to 63 of A-Z a-z 0-9 . _ -)";
 		for (i = 1; !why && i < len; i++)
 			if (!is_name_char(value[i], "._-"))
 				why = "is not a model name (a letter or digit, then up to 63 of A-Z a-z 0-9 . _ -)";
 		break;
-	case OPT_SCHEDULER:
+	case MAD_OPT_SCHEDULER:
 		if (NAME_INDEX(scheduler_names, value) < 0)
 			why = "is not one of auto, slurm, spur";
 		break;
-	case OPT_FANOUT:
+	case MAD_OPT_FANOUT:
 		if (NAME_INDEX(fanout_names, value) < 0)
 			why = "is not one of auto, nodes, array";
 		break;
-	case OPT_NNODES:
+	case MAD_OPT_NNODES:
 		if (mad_decimal(value, 1, MAD_NNODES_MAX, &n))
 			why = "is not a number between 1 and " STR(MAD_NNODES_MAX);
 		break;
-	case OPT_MASTER_PORT:
+	case MAD_OPT_MASTER_PORT:
 		if (strcmp(value, "auto") && mad_decimal(value, 1, 65535, &n))
 			why = "is not a port number between 1 and 65535, nor auto";
 		break;
-	case OPT_IFACE:
+	case MAD_OPT_IFACE:
 		if (len == 0 || len > 15)
 			why = "is not a network interface name (1 to 15 characters)";
 		for (i = 0; !why && i < len; i++)
 			if (!is_name_char(value[i], "._:-"))
 				why = "is not a network interface name (A-Z a-z 0-9 . _ : -)";
 		break;
-	case OPT_ADDR_SUFFIX:
+	case MAD_OPT_ADDR_SUFFIX:
 		if (len == 0 || len > 63)
 			why = "is not a host name suffix (1 to 63 characters)";
 		for (i = 0; !why && i < len; i++)
 			if (!is_name_char(value[i], "._-"))
 				why = "is not a host name suffix (A-Z a-z 0-9 . _ -)";
 		break;
-	case OPT_NPROC_PER_NODE:
+	case MAD_OPT_NPROC_PER_NODE:
 		if (strcmp(value, "auto") && strcmp(value, "gpu") && mad_decimal(value, 1, 4096, &n))
 			why = "is not a number between 1 and 4096, nor gpu or auto";
 		break;
-	case OPT_RUN_DIR:
+	case MAD_OPT_RUN_DIR:
 		if (value[0] != '/')
 			why = "is not an absolute path";
 		else if (len > 1024)
@@ -211,7 +212,7 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 			if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
 				why = "holds a control character";
 		break;
-	case OPT_TIMEOUT:
+	case MAD_OPT_TIMEOUT:
 		if (mad_decimal(value, 1, 604800, &n))
 			why = "is not a number of seconds between 1 and 604800";
 		break;
@@ -243,7 +244,7 @@ static int plugstack_known(char *err, size_t size, const char *arg)
 
 	mad_printable(v, sizeof(v), arg, strlen(arg));
 	known[0] = '\0';
-	for (i = 0; i < OPT_COUNT && n < sizeof(known); i++)
+	for (i = 0; i < MAD_OPT_COUNT && n < sizeof(known); i++)
 		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "",
 				      defs[i].name);
 	return mad_error(err, size,
@@ -273,13 +274,13 @@ int mad_opt_check_from(enum mad_opt opt, const char *value, enum mad_source src,
 	char name[64];
 
 	if (mad_opt_check(opt, value, sub, sizeof(sub))) {
-		if (src == SRC_CLI)
+		if (src == MAD_SRC_CLI)
 			return mad_error(err, size, "%s", sub);
-		if (src == SRC_SPANK_ENV)
+		if (src == MAD_SRC_SPANK_ENV)
 			mad_opt_spank_env_name(opt, name, sizeof(name));
-		else if (src == SRC_ENV)
+		else if (src == MAD_SRC_ENV)
 			mad_opt_env_name(opt, name, sizeof(name));
-		else if (src == SRC_USER)
+		else if (src == MAD_SRC_USER)
 			snprintf(name, sizeof(name), "MASTER_PORT in the submit environment");
 		else
 			snprintf(name, sizeof(name), "plugstack.conf");
@@ -298,26 +299,25 @@ static int take(struct mad_options *opts, enum mad_opt opt, const char *value, e
 	return 0;
 }
 
-int mad_options_model_asked(const char *const cli[OPT_COUNT],
-			    mad_getenv_fn getenv_fn, void *ctx, int ac,
-			    char *const av[])
+int mad_options_model_asked(const char *const cli[MAD_OPT_COUNT], mad_getenv_fn getenv_fn,
+			    void *ctx, int ac, char *const av[])
 {
 	char name[96], buf[MAD_VALUE_MAX];
 	int i;
 
-	if (cli && cli[OPT_MODEL])
+	if (cli && cli[MAD_OPT_MODEL])
 		return 1;
 	for (i = 0; i < ac; i++) {
 		const char *value;
 		size_t keylen;
 
-		if (!split_arg(av[i], &keylen, &value) && mad_opt_by_name(av[i], keylen) == OPT_MODEL)
+		if (!split_arg(av[i], &keylen, &value) && mad_opt_by_name(av[i], keylen) == MAD_OPT_MODEL)
 			return 1;
 	}
-	mad_opt_spank_env_name(OPT_MODEL, name, sizeof(name));
+	mad_opt_spank_env_name(MAD_OPT_MODEL, name, sizeof(name));
 	if (getenv_fn(ctx, name, buf, sizeof(buf)))
 		return 1;
-	mad_opt_env_name(OPT_MODEL, name, sizeof(name));
+	mad_opt_env_name(MAD_OPT_MODEL, name, sizeof(name));
 	return getenv_fn(ctx, name, buf, sizeof(buf)) != 0;
 }
 
@@ -373,9 +373,9 @@ static int spur_set_master_port(mad_getenv_fn getenv_fn, void *ctx)
 	return atol(buf) > 1;
 }
 
-int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
-			mad_getenv_fn getenv_fn, void *ctx, int ac,
-			char *const av[], char *err, size_t size)
+int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_COUNT],
+			mad_getenv_fn getenv_fn, void *ctx, int ac, char *const av[], char *err,
+			size_t size)
 {
 	char name[96];
 	int i, k, rc, from_mad_job, fresh;
@@ -388,23 +388,24 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUN
 	from_mad_job = origin == MAD_ENV_OTHER_JOB;
 	fresh = origin == MAD_ENV_FRESH;
 
-	for (i = 0; i < OPT_COUNT; i++) {
+	for (i = 0; i < MAD_OPT_COUNT; i++) {
 		enum mad_opt opt = (enum mad_opt)i;
 
 		if (cli && cli[i]) {
-			if (take(opts, opt, cli[i], SRC_CLI, err, size))
+			if (take(opts, opt, cli[i], MAD_SRC_CLI, err, size))
 				return -1;
 			continue;
 		}
 		mad_opt_spank_env_name(opt, name, sizeof(name));
-		rc = from_env(opts, opt, name, SRC_SPANK_ENV, getenv_fn, ctx, err, size);
-		if (rc == 0 && (!from_mad_job || opt == OPT_MODEL || opt == OPT_RUN_DIR)) {
+		rc = from_env(opts, opt, name, MAD_SRC_SPANK_ENV, getenv_fn, ctx, err, size);
+		if (rc == 0 && (!from_mad_job || opt == MAD_OPT_MODEL || opt == MAD_OPT_RUN_DIR)) {
 			mad_opt_env_name(opt, name, sizeof(name));
-			rc = from_env(opts, opt, name, SRC_ENV, getenv_fn, ctx, err, size);
+			rc = from_env(opts, opt, name, MAD_SRC_ENV, getenv_fn, ctx, err, size);
 		}
-		if (rc == 0 && opt == OPT_MASTER_PORT && fresh &&
+		if (rc == 0 && opt == MAD_OPT_MASTER_PORT && fresh &&
 		    !spur_set_master_port(getenv_fn, ctx))
-			rc = from_env(opts, opt, "MASTER_PORT", SRC_USER, getenv_fn, ctx, err, size);
+			rc = from_env(opts, opt, "MASTER_PORT", MAD_SRC_USER, getenv_fn, ctx, err,
+				      size);
 		if (rc < 0)
 			return -1;
 		if (rc > 0)
@@ -419,17 +420,17 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUN
 				break;
 		}
 		if (k >= 0) {
-			if (take(opts, opt, strchr(av[k], '=') + 1, SRC_PLUGSTACK, err, size))
+			if (take(opts, opt, strchr(av[k], '=') + 1, MAD_SRC_PLUGSTACK, err, size))
 				return -1;
 		} else if (defs[i].def) {
 			snprintf(opts->value[i], MAD_VALUE_MAX, "%s", defs[i].def);
-			opts->source[i] = SRC_DEFAULT;
+			opts->source[i] = MAD_SRC_DEFAULT;
 		}
 	}
 	/* checked above: a name of the list, else unset ("auto") */
-	k = NAME_INDEX(scheduler_names, opts->value[OPT_SCHEDULER]);
+	k = NAME_INDEX(scheduler_names, opts->value[MAD_OPT_SCHEDULER]);
 	opts->scheduler = k < 0 ? MAD_SCHED_AUTO : (enum mad_scheduler)k;
-	k = NAME_INDEX(fanout_names, opts->value[OPT_FANOUT]);
+	k = NAME_INDEX(fanout_names, opts->value[MAD_OPT_FANOUT]);
 	opts->fanout = k < 0 ? MAD_FANOUT_AUTO : (enum mad_fanout)k;
 	return 0;
 }

@@ -15,27 +15,27 @@
 #include <stddef.h>
 
 enum mad_opt {
-	OPT_MODEL,
-	OPT_SCHEDULER,
-	OPT_FANOUT,
-	OPT_NNODES,
-	OPT_MASTER_PORT,
-	OPT_IFACE,
-	OPT_ADDR_SUFFIX,
-	OPT_NPROC_PER_NODE,
-	OPT_RUN_DIR,
-	OPT_TIMEOUT,
-	OPT_COUNT
+	MAD_OPT_MODEL,
+	MAD_OPT_SCHEDULER,
+	MAD_OPT_FANOUT,
+	MAD_OPT_NNODES,
+	MAD_OPT_MASTER_PORT,
+	MAD_OPT_IFACE,
+	MAD_OPT_ADDR_SUFFIX,
+	MAD_OPT_NPROC_PER_NODE,
+	MAD_OPT_RUN_DIR,
+	MAD_OPT_TIMEOUT,
+	MAD_OPT_COUNT
 };
 
 enum mad_source {
-	SRC_NONE,       /* not given: the default applies */
-	SRC_CLI,
-	SRC_SPANK_ENV,
-	SRC_ENV,
-	SRC_USER,       /* MASTER_PORT from the submit environment */
-	SRC_PLUGSTACK,
-	SRC_DEFAULT,
+	MAD_SRC_NONE, /* not given: the default applies */
+	MAD_SRC_CLI,
+	MAD_SRC_SPANK_ENV,
+	MAD_SRC_ENV,
+	MAD_SRC_USER, /* MASTER_PORT from the submit environment */
+	MAD_SRC_PLUGSTACK,
+	MAD_SRC_DEFAULT,
 };
 
 /* --mad-scheduler and --mad-fanout as the code compares them; their names
@@ -49,10 +49,10 @@ enum mad_fanout { MAD_FANOUT_AUTO, MAD_FANOUT_NODES, MAD_FANOUT_ARRAY };
 #define MAD_NNODES_MAX 65536
 
 struct mad_options {
-	char value[OPT_COUNT][MAD_VALUE_MAX];   /* "" when unset and no default */
-	enum mad_source source[OPT_COUNT];
-	enum mad_scheduler scheduler; /* value[OPT_SCHEDULER], parsed */
-	enum mad_fanout fanout;       /* value[OPT_FANOUT], parsed */
+	char value[MAD_OPT_COUNT][MAD_VALUE_MAX]; /* "" when unset and no default */
+	enum mad_source source[MAD_OPT_COUNT];
+	enum mad_scheduler scheduler; /* value[MAD_OPT_SCHEDULER], parsed */
+	enum mad_fanout fanout;       /* value[MAD_OPT_FANOUT], parsed */
 };
 
 /* "auto", "slurm", "spur"; "auto", "nodes", "array". */
@@ -100,20 +100,19 @@ enum mad_env_origin mad_env_origin(mad_getenv_fn getenv_fn, void *ctx);
  * environment carries MAD_ENV_FROM of another job (a job submitted from
  * inside a mad job: MAD_COLLECT_JOB_ID is not this job's), only MAD_MODEL
  * and MAD_RUN_DIR are read from MAD_*: the rest describe the parent job.
- * The user's own MASTER_PORT counts (SRC_USER, after MAD_MASTER_PORT) only
+ * The user's own MASTER_PORT counts (MAD_SRC_USER, after MAD_MASTER_PORT) only
  * in a FRESH environment, and not on a multi-node spur job, where spur
  * itself sets MASTER_PORT=29500 (spur-core spur_env.rs). */
-int mad_options_resolve(struct mad_options *opts, const char *const cli[OPT_COUNT],
-			mad_getenv_fn getenv_fn, void *ctx, int ac,
-			char *const av[], char *err, size_t size);
+int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_COUNT],
+			mad_getenv_fn getenv_fn, void *ctx, int ac, char *const av[], char *err,
+			size_t size);
 
 /* Whether the job asked for mad anywhere (a model on the command line, in
  * SLURM's option env, in MAD_MODEL, or on the plugstack line), whatever the
  * other values are: a bad value then fails the job; without a model the job
  * is left alone. */
-int mad_options_model_asked(const char *const cli[OPT_COUNT],
-			    mad_getenv_fn getenv_fn, void *ctx, int ac,
-			    char *const av[]);
+int mad_options_model_asked(const char *const cli[MAD_OPT_COUNT], mad_getenv_fn getenv_fn,
+			    void *ctx, int ac, char *const av[]);
 
 /* Checks the plugstack arguments alone: unknown keys and bad values. */
 int mad_plugstack_check(int ac, char *const av[], char *err, size_t size);

@@ -104,14 +104,14 @@ static int opt_callback(int val, const char *value, int remote);
 
 /* Registered from every context, as SLURM ignores a static table in
  * sbatch.  Read-only after load: safe to share between jobs. */
-static struct spank_option mad_spank_options[OPT_COUNT];
+static struct spank_option mad_spank_options[MAD_OPT_COUNT];
 
 static void build_option_table(void)
 {
-	static char names[OPT_COUNT][32];
+	static char names[MAD_OPT_COUNT][32];
 	int i;
 
-	for (i = 0; i < OPT_COUNT; i++) {
+	for (i = 0; i < MAD_OPT_COUNT; i++) {
 		snprintf(names[i], sizeof(names[i]), "%s", mad_opt_flag((enum mad_opt)i) + 2);
 		mad_spank_options[i].name = names[i];
 		mad_spank_options[i].arginfo = (char *)mad_opt_arginfo((enum mad_opt)i);
@@ -129,7 +129,7 @@ static int opt_callback(int val, const char *value, int remote)
 {
 	char err[MAD_ERR_MAX];
 
-	if (remote || val < 0 || val >= OPT_COUNT)
+	if (remote || val < 0 || val >= MAD_OPT_COUNT)
 		return 0;
 	if (mad_opt_check((enum mad_opt)val, value ? value : "", err, sizeof(err))) {
 		log_error("%s", err);
@@ -151,7 +151,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (spank_option_register) {
 		if (!mad_spank_options[0].name)
 			build_option_table(); /* same bytes every time: no race matters */
-		for (i = 0; i < OPT_COUNT; i++)
+		for (i = 0; i < MAD_OPT_COUNT; i++)
 			if (spank_option_register(sp, &mad_spank_options[i]) != ESPANK_SUCCESS)
 				log_error("cannot register %s", mad_opt_flag((enum mad_opt)i));
 	}
@@ -194,11 +194,11 @@ static int job_setenv(void *ctx, const char *name, const char *value,
 static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 		       char *err, size_t size)
 {
-	const char *cli[OPT_COUNT] = { 0 };
+	const char *cli[MAD_OPT_COUNT] = { 0 };
 	int i;
 
 	if (spank_option_getopt)
-		for (i = 0; i < OPT_COUNT; i++) {
+		for (i = 0; i < MAD_OPT_COUNT; i++) {
 			char *arg = NULL;
 
 			if (spank_option_getopt(sp, &mad_spank_options[i], &arg) ==
@@ -206,7 +206,7 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 				cli[i] = arg;
 		}
 	if (mad_options_resolve(o, cli, job_getenv, sp, ac, av, err, size) == 0)
-		return *o->value[OPT_MODEL] ? 1 : 0;
+		return *o->value[MAD_OPT_MODEL] ? 1 : 0;
 	/* Bad values matter only to a job that asked for mad at all. */
 	return mad_options_model_asked(cli, job_getenv, sp, ac, av) ? -1 : 0;
 }
@@ -502,7 +502,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	if (job_options(sp, ac, av, &o, err, sizeof(err)) <= 0)
 		return 0;
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
-	if (!*o.value[OPT_RUN_DIR] || f.host_lacks_options || (!f.batch_step && f.step_id == MAD_NONE))
+	if (!*o.value[MAD_OPT_RUN_DIR] || f.host_lacks_options ||
+	    (!f.batch_step && f.step_id == MAD_NONE))
 		return 0;
 	/* who and where only: no name lookup in slurmstepd's reaping loop */
 	if (mad_contract_ids(&o, &f, &c, err, sizeof(err)))

@@ -55,8 +55,11 @@ static const char usage_text[] =
 	"\n"
 	"On failure: the reason on stderr, \"exit 1\" on stdout (stops an eval), exit 1.\n";
 
+/* What mad-env prints: shell exports (the default), --explain, --json. */
+enum out_mode { OUT_EXPORTS, OUT_EXPLAIN, OUT_JSON };
+
 struct out {
-	int mode;               /* 0 exports, 1 explain, 2 json */
+	enum out_mode mode;
 	struct strbuf text;
 	cJSON *json;
 };
@@ -66,22 +69,22 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 	struct out *o = ctx;
 
 	if (!value) { /* to be unset (lib/contract.h) */
-		if (o->mode == 0) {
+		if (o->mode == OUT_EXPORTS) {
 			sb_adds(&o->text, "unset ");
 			sb_adds(&o->text, name);
-		} else if (o->mode == 1) {
+		} else if (o->mode == OUT_EXPLAIN) {
 			sb_adds(&o->text, name);
 			sb_adds(&o->text, "    # ");
 			sb_adds(&o->text, source);
 		} else if (!cJSON_AddNullToObject(o->json, name)) {
 			return -1;
 		}
-		if (o->mode < 2)
+		if (o->mode != OUT_JSON)
 			sb_addc(&o->text, '\n');
 		return o->text.failed ? -1 : 0;
 	}
 	switch (o->mode) {
-	case 0:
+	case OUT_EXPORTS:
 		sb_adds(&o->text, "export ");
 		sb_adds(&o->text, name);
 		sb_addc(&o->text, '=');
@@ -89,7 +92,7 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 			return -1;
 		sb_addc(&o->text, '\n');
 		break;
-	case 1:
+	case OUT_EXPLAIN:
 		sb_adds(&o->text, name);
 		sb_addc(&o->text, '=');
 		sb_adds(&o->text, value);
@@ -97,7 +100,7 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 		sb_adds(&o->text, source);
 		sb_addc(&o->text, '\n');
 		break;
-	default:
+	case OUT_JSON:
 		if (!cJSON_AddStringToObject(o->json, name, value))
 			return -1;
 	}
@@ -219,8 +222,12 @@ int main(int argc, char **argv)
 			barrier = 1;
 			break;
 		case 'c': check = 1; check_seconds = optarg; break;
-		case 'e': out.mode = 1; break;
-		case 'j': out.mode = 2; break;
+		case 'e':
+			out.mode = OUT_EXPLAIN;
+			break;
+		case 'j':
+			out.mode = OUT_JSON;
+			break;
 		case 'h':
 			print_help(usage_text);
 		case 'V':
@@ -241,13 +248,14 @@ int main(int argc, char **argv)
 		die("%s", err);
 	/* the attempt's job folder (jobdir.h): made where this writes in it,
 	 * else only found, so --explain names what it passed over */
-	if (*c.run_dir && out.mode == 0 && mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)))
+	if (*c.run_dir && out.mode == OUT_EXPORTS &&
+	    mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)))
 		die("%s", err);
 	/* --explain and --json say what they found, and why not */
-	if (*c.run_dir && out.mode != 0 &&
+	if (*c.run_dir && out.mode != OUT_EXPORTS &&
 	    mad_contract_job_dir(&c, MAD_JOBDIR_FIND, err, sizeof(err)) < 0)
 		snprintf(c.job_dir_notes, sizeof(c.job_dir_notes), "%.1000s", err);
-	if (out.mode == 0 && *c.job_dir_notes)
+	if (out.mode == OUT_EXPORTS && *c.job_dir_notes)
 		tool_error("warning: %s", c.job_dir_notes);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		die("%s", err);
@@ -259,20 +267,20 @@ int main(int argc, char **argv)
 	/* the check binds MASTER_PORT itself, on the rank its environment names */
 	if (check)
 		return run_check(&opts, &c, check_seconds);
-	if (out.mode == 0 && mad_contract_check_port(&c, err, sizeof(err)))
+	if (out.mode == OUT_EXPORTS && mad_contract_check_port(&c, err, sizeof(err)))
 		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
-	if (out.mode == 0 && c.job_dir_open &&
+	if (out.mode == OUT_EXPORTS && c.job_dir_open &&
 	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))
 		die("%s", err);
-	if (out.mode == 2)
+	if (out.mode == OUT_JSON)
 		out.json = cJSON_CreateObject();
-	if ((out.mode == 2 && !out.json) ||
+	if ((out.mode == OUT_JSON && !out.json) ||
 	    mad_contract_export(&opts, &c, "mad-env", emit, &out))
 		die("out of memory, or a value no shell word can hold");
-	if (out.mode == 1 && *opts.value[OPT_MODEL])
+	if (out.mode == OUT_EXPLAIN && *opts.value[MAD_OPT_MODEL])
 		explain_plugin_absent(&out.text, &site, site_av != NULL, c.scheduler);
-	if (out.mode == 2) {
+	if (out.mode == OUT_JSON) {
 		char *text = cJSON_Print(out.json);
 
 		if (!text)

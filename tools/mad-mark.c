@@ -66,9 +66,9 @@ int main(int argc, char **argv)
 	if (!*c.job_dir) {
 		char name[32];
 
-		mad_opt_env_name(OPT_RUN_DIR, name, sizeof(name));
+		mad_opt_env_name(MAD_OPT_RUN_DIR, name, sizeof(name));
 		return usage_error("no run folder: set %s or %s (or %s= on the plugin's plugstack.conf line) to a folder all nodes share",
-				   mad_opt_flag(OPT_RUN_DIR), name, mad_opt_name(OPT_RUN_DIR));
+				   mad_opt_flag(MAD_OPT_RUN_DIR), name, mad_opt_name(MAD_OPT_RUN_DIR));
 	}
 	if (mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)))
 		die("%s", err);

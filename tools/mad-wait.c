@@ -119,17 +119,17 @@ static int duration_opt(const char *name, const char *arg, double *out, int zero
 
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { OPT_STARTUP = 256, OPT_BUDGET, OPT_NO_REQUEUE, OPT_READY };
+	enum { ARG_STARTUP = 256, ARG_BUDGET, ARG_NO_REQUEUE, ARG_READY };
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "nnodes", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "grace", required_argument, NULL, 'g' },
-		{ "startup-grace", required_argument, NULL, OPT_STARTUP },
-		{ "unknown-budget", required_argument, NULL, OPT_BUDGET },
-		{ "no-requeue", no_argument, NULL, OPT_NO_REQUEUE },
-		{ "ready", no_argument, NULL, OPT_READY },
+		{ "startup-grace", required_argument, NULL, ARG_STARTUP },
+		{ "unknown-budget", required_argument, NULL, ARG_BUDGET },
+		{ "no-requeue", no_argument, NULL, ARG_NO_REQUEUE },
+		{ "ready", no_argument, NULL, ARG_READY },
 		{ "follow", optional_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -165,12 +165,16 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case 't': rc = duration_opt("--timeout", optarg, &c->timeout, 1); break;
 		case 'i': rc = duration_opt("--interval", optarg, &c->interval, 0); break;
 		case 'g': rc = duration_opt("--grace", optarg, &c->cfg.grace, 1); break;
-		case OPT_STARTUP: rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1); break;
-		case OPT_BUDGET: rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1); break;
-		case OPT_NO_REQUEUE:
+		case ARG_STARTUP:
+			rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1);
+			break;
+		case ARG_BUDGET:
+			rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1);
+			break;
+		case ARG_NO_REQUEUE:
 			c->cfg.no_requeue = 1;
 			break;
-		case OPT_READY:
+		case ARG_READY:
 			c->cfg.ready = 1;
 			break;
 		case 'f':
@@ -202,11 +206,11 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 	struct stat st;
 	int rc;
 
-	mad_opt_env_name(OPT_RUN_DIR, env_name, sizeof(env_name));
+	mad_opt_env_name(MAD_OPT_RUN_DIR, env_name, sizeof(env_name));
 	/* MAD_RUN_DIR and the plugstack line by mad.so's rules (options.h);
 	 * --run-dir is mad-wait's own path */
 	if (!c->run_dir && (v = getenv(env_name)) && *v) {
-		if (mad_opt_check_from(OPT_RUN_DIR, v, SRC_ENV, err, sizeof(err))) {
+		if (mad_opt_check_from(MAD_OPT_RUN_DIR, v, MAD_SRC_ENV, err, sizeof(err))) {
 			tool_error("%s", err);
 			return MAD_EXIT_USAGE;
 		}
@@ -219,13 +223,13 @@ static int find_run_dir(struct cli *c, char *buf, size_t size)
 			tool_error("%s", err);
 			return MAD_EXIT_USAGE;
 		}
-		if (rc == 0 || !(v = mad_plugstack_value(&ps, mad_opt_name(OPT_RUN_DIR))) || !*v) {
+		if (rc == 0 || !(v = mad_plugstack_value(&ps, mad_opt_name(MAD_OPT_RUN_DIR))) || !*v) {
 			tool_error("no run folder: give --run-dir DIR, set %s, or add %s=DIR to mad.so's line in plugstack.conf (%s %s)",
-				   env_name, mad_opt_name(OPT_RUN_DIR),
+				   env_name, mad_opt_name(MAD_OPT_RUN_DIR),
 				   rc ? "the line in" : "looked in", rc ? ps.file : ps.tried);
 			return MAD_EXIT_USAGE;
 		}
-		if (mad_opt_check_from(OPT_RUN_DIR, v, SRC_PLUGSTACK, err, sizeof(err))) {
+		if (mad_opt_check_from(MAD_OPT_RUN_DIR, v, MAD_SRC_PLUGSTACK, err, sizeof(err))) {
 			tool_error("%s", err);
 			return MAD_EXIT_USAGE;
 		}
@@ -321,12 +325,18 @@ static const char *rank_state_name(enum mad_rank_state s)
 static const char *verdict_name(int v)
 {
 	switch (v) {
-	case WAIT_OK: return "success";
-	case WAIT_FAILED: return "failed";
-	case WAIT_GONE: return "gone";
-	case WAIT_UNKNOWN: return "unknown";
-	case WAIT_TIMEOUT: return "timeout";
-	case WAIT_INTERRUPTED: return "interrupted";
+	case MAD_WAIT_OK:
+		return "success";
+	case MAD_WAIT_FAILED:
+		return "failed";
+	case MAD_WAIT_GONE:
+		return "gone";
+	case MAD_WAIT_UNKNOWN:
+		return "unknown";
+	case MAD_WAIT_TIMEOUT:
+		return "timeout";
+	case MAD_WAIT_INTERRUPTED:
+		return "interrupted";
 	default: return "pending";
 	}
 }
@@ -348,8 +358,9 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n, int 
 			snprintf(expected, sizeof(expected), "%ld", j->expected);
 		if (j->nfailed)
 			snprintf(failed, sizeof(failed), ", %ld failed%s", j->nfailed,
-				 j->rerun == RERUN_YES ? " (requeued: waiting for the next attempt)" :
-							 "");
+				 j->rerun == MAD_RERUN_YES ?
+					 " (requeued: waiting for the next attempt)" :
+					 "");
 		if (j->restart > 0)
 			snprintf(attempt, sizeof(attempt), " (attempt %ld)", j->restart + 1);
 		off += (size_t)snprintf(line + off, sizeof(line) - off,
@@ -373,7 +384,7 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n, int 
 static void json_outcome(cJSON *o, enum mad_rank_state state, long status, const char *host, long time)
 {
 	cJSON_AddStringToObject(o, "status", rank_state_name(state));
-	if (state == RANK_INVALID)
+	if (state == MAD_RANK_INVALID)
 		cJSON_AddNullToObject(o, "exit");
 	else
 		cJSON_AddNumberToObject(o, "exit", (double)status);
@@ -414,7 +425,7 @@ static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
 		const struct mad_rank *k = r < a->nrank ? &a->rank[r] : NULL;
 		cJSON *ro;
 
-		if (!k || k->state == RANK_MISSING || k->state == RANK_EMPTY) {
+		if (!k || k->state == MAD_RANK_MISSING || k->state == MAD_RANK_EMPTY) {
 			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)r));
 			continue;
 		}
@@ -430,7 +441,7 @@ static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
 		const struct mad_step_task *t = &a->task[i];
 		cJSON *to;
 
-		if (t->state == RANK_MISSING || t->state == RANK_EMPTY)
+		if (t->state == MAD_RANK_MISSING || t->state == MAD_RANK_EMPTY)
 			continue;
 		to = cJSON_CreateObject();
 		cJSON_AddNumberToObject(to, "step", (double)t->step);
@@ -449,14 +460,14 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 	for (int i = 0; i < n; i++) {
 		const struct mad_wait_job *j = &jobs[i];
 
-		if (j->verdict == WAIT_OK && c->quiet)
+		if (j->verdict == MAD_WAIT_OK && c->quiet)
 			continue;
 		tool_error("job %ld: %s", j->id,
-			   j->verdict == WAIT_PENDING && !*j->reason ? why : j->reason);
+			   j->verdict == MAD_WAIT_PENDING && !*j->reason ? why : j->reason);
 	}
 	/* --ready: the endpoints are the output a pipeline takes (one line
 	 * per job, in the order given), only when every job is ready. */
-	if (c->cfg.ready && code == WAIT_OK && !c->json)
+	if (c->cfg.ready && code == MAD_WAIT_OK && !c->json)
 		for (int i = 0; i < n; i++)
 			puts(jobs[i].endpoint);
 	if (!c->json)
@@ -474,8 +485,10 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 		struct mad_wait_attempt a;
 
 		cJSON_AddNumberToObject(o, "job_id", (double)j->id);
-		cJSON_AddStringToObject(o, "verdict", verdict_name(j->verdict == WAIT_PENDING ? code : j->verdict));
-		cJSON_AddStringToObject(o, "reason", j->verdict == WAIT_PENDING ? why : j->reason);
+		cJSON_AddStringToObject(o, "verdict",
+					verdict_name(j->verdict == MAD_WAIT_PENDING ? code :
+										      j->verdict));
+		cJSON_AddStringToObject(o, "reason", j->verdict == MAD_WAIT_PENDING ? why : j->reason);
 		cJSON_AddStringToObject(o, "dir", j->dir);
 		json_ignored(o, j->ignored);
 		cJSON_AddNumberToObject(o, "attempt", (double)(j->restart + 1));
@@ -653,7 +666,8 @@ int main(int argc, char **argv)
 			snprintf(err, sizeof(err),
 				 "interrupted by signal %d; the job is left alone", (int)got_signal);
 			mad_wait_end(&t, jobs, n,
-				     got_signal == SIGINT ? WAIT_INTERRUPTED : 128 + got_signal, err);
+				     got_signal == SIGINT ? MAD_WAIT_INTERRUPTED : 128 + got_signal,
+				     err);
 		}
 		step = mad_wait_next(&t, jobs, n, &c.cfg, now);
 		switch (step.action) {
@@ -661,18 +675,18 @@ int main(int argc, char **argv)
 			break;
 		case MAD_WAIT_SCAN:
 			for (int i = 0; i < n; i++) {
-				if (jobs[i].verdict != WAIT_PENDING)
+				if (jobs[i].verdict != MAD_WAIT_PENDING)
 					continue;
 				if (mad_wait_scan(&jobs[i], &c.cfg, now, err, sizeof(err)) < 0) {
 					tool_error("job %ld: %s", jobs[i].id, err);
-					mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
+					mad_wait_end(&t, jobs, n, MAD_WAIT_USAGE, "");
 					break;
 				}
 			}
 			watch_jobs(&w, jobs, n);
 			mad_wait_scanned(&t, &c.cfg, now);
 			if (follow_setup(&c, &fl, jobs, n))
-				mad_wait_end(&t, jobs, n, WAIT_USAGE, "");
+				mad_wait_end(&t, jobs, n, MAD_WAIT_USAGE, "");
 			follow_poll(&c, &fl, jobs, n, 0);
 			continue;
 		case MAD_WAIT_ASK:

@@ -26,12 +26,12 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct m
 
 	if (bad && mad_options_model_asked(NULL, mad_process_getenv, NULL, ac, av))
 		return -1;
-	if (bad || !*opts->value[OPT_MODEL]) {
+	if (bad || !*opts->value[MAD_OPT_MODEL]) {
 		char name[32];
 
-		mad_opt_env_name(OPT_MODEL, name, sizeof(name));
+		mad_opt_env_name(MAD_OPT_MODEL, name, sizeof(name));
 		mad_error(err, size, "no model: this is not a mad job (set %s or %s)", name,
-			  mad_opt_flag(OPT_MODEL));
+			  mad_opt_flag(MAD_OPT_MODEL));
 		return 1;
 	}
 	mad_facts_from_env(facts, mad_process_getenv, NULL, nodelist, nsize);

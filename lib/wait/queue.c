@@ -105,7 +105,7 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 	int *active = calloc(n ? n : 1, sizeof(int));
 
 	for (size_t i = 0; i < n; i++) {
-		e[i].listing = LISTING_ABSENT;
+		e[i].listing = MAD_LISTING_ABSENT;
 		e[i].state[0] = '\0';
 		e[i].time_limit = -1;
 		e[i].array = 0;
@@ -146,9 +146,9 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 				active[i] = 1;
 			if (strchr(tok[0], '_'))
 				e[i].array = 1;
-			if (e[i].listing == LISTING_ABSENT || !mad_state_final(tok[1]))
+			if (e[i].listing == MAD_LISTING_ABSENT || !mad_state_final(tok[1]))
 				snprintf(e[i].state, sizeof(e[i].state), "%s", tok[1]);
-			e[i].listing = active[i] ? LISTING_ACTIVE : LISTING_ENDED;
+			e[i].listing = active[i] ? MAD_LISTING_ACTIVE : MAD_LISTING_ENDED;
 			if (nt >= 3) {
 				long lim = mad_time_limit_parse(tok[2]);
 

@@ -11,9 +11,9 @@
 #include <sys/types.h>
 
 enum mad_listing {
-	LISTING_ABSENT,   /* not in the output */
-	LISTING_ACTIVE,   /* some task pending, running, completing, ... */
-	LISTING_ENDED,    /* listed, every task in a final state */
+	MAD_LISTING_ABSENT, /* not in the output */
+	MAD_LISTING_ACTIVE, /* some task pending, running, completing, ... */
+	MAD_LISTING_ENDED,  /* listed, every task in a final state */
 };
 
 struct mad_queue_entry {

@@ -29,7 +29,7 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->id = id;
 	j->expected = -1;
 	j->time_limit = -1;
-	j->verdict = WAIT_PENDING;
+	j->verdict = MAD_WAIT_PENDING;
 	j->uid = getuid();
 	j->submitted = -1;
 	j->attempt_from = -1;
@@ -191,7 +191,7 @@ static void read_marker(struct mad_wait_job *j, int dirfd, const char *name, str
 	if (len < 0)
 		return; /* gone again, or not readable yet: the next scan retries */
 	if (len > MARKER_MAX) {
-		r->state = RANK_INVALID;
+		r->state = MAD_RANK_INVALID;
 		snprintf(r->note, sizeof(r->note), "marker '%.180s/%.20s' is larger than %d bytes",
 			 dir, name, MARKER_MAX);
 		return;
@@ -199,11 +199,11 @@ static void read_marker(struct mad_wait_job *j, int dirfd, const char *name, str
 	rc = mad_marker_parse(buf, (size_t)len, &r->status, &r->time, r->host, sizeof(r->host),
 			      r->note, sizeof(r->note));
 	if (rc == 0) {
-		if (r->state != RANK_EMPTY) {
-			r->state = RANK_EMPTY;
+		if (r->state != MAD_RANK_EMPTY) {
+			r->state = MAD_RANK_EMPTY;
 			r->empty_since = now;
 		} else if (now - r->empty_since >= cfg->empty_grace) {
-			r->state = RANK_INVALID;
+			r->state = MAD_RANK_INVALID;
 			snprintf(r->note, sizeof(r->note),
 				 "marker '%.180s/%.20s' is still empty after %.0f s", dir, name,
 				 cfg->empty_grace);
@@ -215,15 +215,15 @@ static void read_marker(struct mad_wait_job *j, int dirfd, const char *name, str
 
 		snprintf(why, sizeof(why), "%s", r->note);
 		snprintf(r->note, sizeof(r->note), "marker '%.100s/%.20s': %.100s", dir, name, why);
-		r->state = RANK_INVALID;
+		r->state = MAD_RANK_INVALID;
 		return;
 	}
 	if (stale(j, name, r->time, (long)st.st_mtime)) {
-		r->state = RANK_MISSING; /* its writer may still replace it */
+		r->state = MAD_RANK_MISSING; /* its writer may still replace it */
 		r->note[0] = '\0';
 		return;
 	}
-	r->state = r->status == 0 ? RANK_DONE : RANK_FAILED;
+	r->state = r->status == 0 ? MAD_RANK_DONE : MAD_RANK_FAILED;
 }
 
 static void read_rank(struct mad_wait_job *j, int dirfd, const char *name, long n,
@@ -244,11 +244,11 @@ static void read_task(struct mad_wait_job *j, int dirfd, const char *name, struc
 	r.empty_since = t->empty_since;
 	read_marker(j, dirfd, name, &r, cfg, now);
 	t->state = r.state;
-	t->status = r.state == RANK_INVALID ? -1 : r.status;
+	t->status = r.state == MAD_RANK_INVALID ? -1 : r.status;
 	t->time = r.time;
 	t->empty_since = r.empty_since;
 	memcpy(t->host, r.host, sizeof(t->host));
-	if (before != t->state && (t->state == RANK_FAILED || t->state == RANK_INVALID))
+	if (before != t->state && (t->state == MAD_RANK_FAILED || t->state == MAD_RANK_INVALID))
 		j->ntask_failed++;
 }
 
@@ -379,7 +379,7 @@ void mad_wait_forget(struct mad_wait_job *j)
 	j->nrank = j->ndone = j->nfailed = j->ntask = j->ntask_failed = 0;
 	j->expected = -1;
 	j->expected_from = NULL;
-	j->rerun = RERUN_NONE;
+	j->rerun = MAD_RERUN_NONE;
 	j->ready = 0;
 	j->endpoint[0] = '\0';
 	j->ignored[0] = '\0';
@@ -465,7 +465,7 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		if (n < 0 && marker_step_task(de->d_name, &step, &task) == 0) {
 			struct mad_step_task *t = task_entry(j, nsorted, &tcap, step, task);
 
-			if (t && (t->state == RANK_MISSING || t->state == RANK_EMPTY))
+			if (t && (t->state == MAD_RANK_MISSING || t->state == MAD_RANK_EMPTY))
 				read_task(j, dirfd(d), de->d_name, t, cfg, now);
 			continue;
 		}
@@ -504,15 +504,15 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 			return mad_error(err, size, "out of memory");
 		}
 		before = j->rank[n].state;
-		if (before != RANK_MISSING && before != RANK_EMPTY)
+		if (before != MAD_RANK_MISSING && before != MAD_RANK_EMPTY)
 			continue; /* written once: never read again */
 		mad_marker_name(name, sizeof(name), n);
 		read_rank(j, dirfd(d), name, n, cfg, now);
 		if (j->rank[n].state != before) {
 			changed++;
-			if (j->rank[n].state == RANK_DONE)
+			if (j->rank[n].state == MAD_RANK_DONE)
 				j->ndone++;
-			else if (j->rank[n].state != RANK_EMPTY)
+			else if (j->rank[n].state != MAD_RANK_EMPTY)
 				j->nfailed++;
 		}
 	}
@@ -580,7 +580,7 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	j->expected = -1;
 	j->expected_from = NULL;
 	j->dir_seen = 0;
-	j->rerun = RERUN_NONE;
+	j->rerun = MAD_RERUN_NONE;
 	j->ready = 0;
 	j->ignored[0] = '\0';
 	return 1;

@@ -23,11 +23,11 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	/* whose files count, and since when: what was read under another user
 	 * or a looser bound is read again (a tighter bound only lets more in,
 	 * and the files passed over are read again anyway) */
-	if (e->listing != LISTING_ABSENT && e->user[0] && e->uid >= 0 && (uid_t)e->uid != j->uid) {
+	if (e->listing != MAD_LISTING_ABSENT && e->user[0] && e->uid >= 0 && (uid_t)e->uid != j->uid) {
 		j->uid = (uid_t)e->uid;
 		again = 1;
 	}
-	if (e->listing != LISTING_ABSENT && e->submitted >= 0 &&
+	if (e->listing != MAD_LISTING_ABSENT && e->submitted >= 0 &&
 	    (j->submitted < 0 || e->submitted < j->submitted)) {
 		j->submitted = e->submitted;
 		again |= j->submitted > bound;
@@ -37,43 +37,43 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	 * keeps it over a requeue, in the same folder; SLURM moves it and its
 	 * next attempt has a folder of its own.  An array's tasks have their
 	 * own folders; an unknown start (N/A, a pending job's) changes nothing. */
-	if (e->listing != LISTING_ABSENT && !j->array && !e->array && e->started >= 0 &&
+	if (e->listing != MAD_LISTING_ABSENT && !j->array && !e->array && e->started >= 0 &&
 	    e->submitted >= 0 && e->submitted == j->submitted && e->started > j->attempt_from) {
 		j->attempt_from = e->started;
 		again = 1;
 	}
 	if (again)
 		mad_wait_forget(j);
-	if (e->listing != LISTING_ABSENT)
+	if (e->listing != MAD_LISTING_ABSENT)
 		j->witnessed = 1;
 	j->listing = e->listing;
-	if (e->listing != LISTING_ABSENT)
+	if (e->listing != MAD_LISTING_ABSENT)
 		snprintf(j->state, sizeof(j->state), "%s", e->state);
 	if (e->time_limit > j->time_limit)
 		j->time_limit = e->time_limit;
 	j->array |= e->array;
-	if (e->listing == LISTING_ACTIVE && waiting_to_run(e->state))
+	if (e->listing == MAD_LISTING_ACTIVE && waiting_to_run(e->state))
 		j->clock_from = now;
 	/* A failed marker: is the scheduler re-running the job?  An array's
 	 * tasks are requeued one by one, each into a folder of its own, so
 	 * there a failure stands. */
-	if (j->rerun == RERUN_ASK || j->rerun == RERUN_UNSURE || j->rerun == RERUN_YES) {
-		if (j->array || e->listing != LISTING_ACTIVE)
-			j->rerun = RERUN_NO;
+	if (j->rerun == MAD_RERUN_ASK || j->rerun == MAD_RERUN_UNSURE || j->rerun == MAD_RERUN_YES) {
+		if (j->array || e->listing != MAD_LISTING_ACTIVE)
+			j->rerun = MAD_RERUN_NO;
 		else if (waiting_to_run(e->state))
-			j->rerun = RERUN_YES;
+			j->rerun = MAD_RERUN_YES;
 		else if (strcmp(e->state, "COMPLETING") == 0)
 			/* SLURM shows a requeued job COMPLETING, then PENDING */
-			j->rerun = j->rerun == RERUN_YES ? RERUN_YES : RERUN_UNSURE;
-		else if (j->rerun == RERUN_UNSURE && strcmp(e->state, "RUNNING") == 0)
+			j->rerun = j->rerun == MAD_RERUN_YES ? MAD_RERUN_YES : MAD_RERUN_UNSURE;
+		else if (j->rerun == MAD_RERUN_UNSURE && strcmp(e->state, "RUNNING") == 0)
 			/* seen completing, now running: only a requeue does that,
 			 * when its pending spell fell between two answers */
-			j->rerun = RERUN_YES;
-		else if (j->rerun != RERUN_YES)
-			j->rerun = RERUN_NO; /* running on: this attempt's end */
-		/* RERUN_YES and running: the next attempt starts, its folder comes */
+			j->rerun = MAD_RERUN_YES;
+		else if (j->rerun != MAD_RERUN_YES)
+			j->rerun = MAD_RERUN_NO; /* running on: this attempt's end */
+		/* MAD_RERUN_YES and running: the next attempt starts, its folder comes */
 	}
-	if (e->listing == LISTING_ACTIVE) {
+	if (e->listing == MAD_LISTING_ACTIVE) {
 		j->seen = 1;
 		j->gone_polls = 0;
 		j->gone_since = 0;
@@ -81,7 +81,7 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	}
 	/* Never listed: pending while the startup grace lasts (spur lists a
 	 * new job only after a minute or two). */
-	if (e->listing == LISTING_ABSENT && !j->seen && now - start < cfg->startup_grace)
+	if (e->listing == MAD_LISTING_ABSENT && !j->seen && now - start < cfg->startup_grace)
 		return;
 	if (!j->gone_polls)
 		j->gone_since = now;
@@ -104,10 +104,11 @@ void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size)
 		long k = i;
 		int w;
 
-		if (i < j->nrank && j->rank[i].state != RANK_MISSING && j->rank[i].state != RANK_EMPTY)
+		if (i < j->nrank && j->rank[i].state != MAD_RANK_MISSING &&
+		    j->rank[i].state != MAD_RANK_EMPTY)
 			continue;
-		while (k + 1 < n && (k + 1 >= j->nrank || j->rank[k + 1].state == RANK_MISSING ||
-				     j->rank[k + 1].state == RANK_EMPTY))
+		while (k + 1 < n && (k + 1 >= j->nrank || j->rank[k + 1].state == MAD_RANK_MISSING ||
+				     j->rank[k + 1].state == MAD_RANK_EMPTY))
 			k++;
 		w = k > i ? snprintf(buf + off, size - off, "%s%ld-%ld", off ? "," : "", i, k) :
 			    snprintf(buf + off, size - off, "%s%ld", off ? "," : "", i);
@@ -133,7 +134,7 @@ static void failed_reason(struct mad_wait_job *j)
 	for (long i = 0; i < j->nrank; i++) {
 		const struct mad_rank *r = &j->rank[i];
 
-		if (r->state == RANK_FAILED) {
+		if (r->state == MAD_RANK_FAILED) {
 			char sig[96];
 
 			signal_note(sig, sizeof(sig), r->status);
@@ -142,7 +143,7 @@ static void failed_reason(struct mad_wait_job *j)
 				 *r->host ? " on " : "", r->host, *r->note ? ": " : "", r->note);
 			return;
 		}
-		if (r->state == RANK_INVALID) {
+		if (r->state == MAD_RANK_INVALID) {
 			snprintf(j->reason, sizeof(j->reason), "rank %ld: %s", i, r->note);
 			return;
 		}
@@ -177,7 +178,7 @@ static int verdict(struct mad_wait_job *j, int v)
 		char sig[96] = "";
 		int w;
 
-		if (t->state != RANK_FAILED && t->state != RANK_INVALID)
+		if (t->state != MAD_RANK_FAILED && t->state != MAD_RANK_INVALID)
 			continue;
 		if (named == TASKS_NAMED) {
 			w = snprintf(j->reason + off, sizeof(j->reason) - off,
@@ -185,7 +186,7 @@ static int verdict(struct mad_wait_job *j, int v)
 			break;
 		}
 		signal_note(sig, sizeof(sig), t->status);
-		if (t->state == RANK_INVALID)
+		if (t->state == MAD_RANK_INVALID)
 			w = snprintf(j->reason + off, sizeof(j->reason) - off,
 				     "; step %ld task %ld wrote a marker that is not one", t->step,
 				     t->task);
@@ -214,74 +215,75 @@ static int decide_ready(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
 	if (j->ready == 1) {
 		snprintf(j->reason, sizeof(j->reason), "ready: %.900s (rank 0%s%s)", j->endpoint,
 			 *j->ready_host ? " on " : "", j->ready_host);
-		return verdict(j, WAIT_OK);
+		return verdict(j, MAD_WAIT_OK);
 	}
 	if (j->ready < 0) {
 		snprintf(j->reason, sizeof(j->reason), "rank 0's ready marker in '%.600s': %s",
 			 j->dir, j->ready_note);
-		return verdict(j, WAIT_FAILED);
+		return verdict(j, MAD_WAIT_FAILED);
 	}
 	if (j->nfailed) {
 		/* "At once": only a job squeue shows requeued is waited for; one
 		 * still completing is not given the benefit of the doubt here. */
-		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO && j->rerun != RERUN_UNSURE) {
-			if (j->rerun == RERUN_NONE)
-				j->rerun = RERUN_ASK;
-			return WAIT_PENDING;
+		if (!cfg->no_requeue && !j->array && j->rerun != MAD_RERUN_NO &&
+		    j->rerun != MAD_RERUN_UNSURE) {
+			if (j->rerun == MAD_RERUN_NONE)
+				j->rerun = MAD_RERUN_ASK;
+			return MAD_WAIT_PENDING;
 		}
 		failed_reason(j);
 		off = strlen(j->reason);
 		snprintf(j->reason + off, sizeof(j->reason) - off, ", before it was ready");
-		return verdict(j, WAIT_FAILED);
+		return verdict(j, MAD_WAIT_FAILED);
 	}
 	if (j->ndone) {
 		for (long i = 0; i < j->nrank; i++)
-			if (j->rank[i].state == RANK_DONE) {
+			if (j->rank[i].state == MAD_RANK_DONE) {
 				snprintf(j->reason, sizeof(j->reason),
 					 "rank %ld exited 0: the job ended before it was ready", i);
 				break;
 			}
-		return verdict(j, WAIT_FAILED);
+		return verdict(j, MAD_WAIT_FAILED);
 	}
 	if (j->gone_polls >= cfg->gone_polls) {
 		snprintf(j->reason, sizeof(j->reason),
 			 "the job left the queue%s%s%s: it ended before it was ready",
 			 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "");
-		return verdict(j, WAIT_FAILED);
+		return verdict(j, MAD_WAIT_FAILED);
 	}
-	return WAIT_PENDING;
+	return MAD_WAIT_PENDING;
 }
 
 int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now)
 {
 	char missing[512];
 
-	if (j->verdict != WAIT_PENDING)
+	if (j->verdict != MAD_WAIT_PENDING)
 		return j->verdict;
 	if (cfg->ready)
 		return decide_ready(j, cfg);
 	if (j->nfailed) {
 		/* Not yet the verdict while the scheduler may be re-running the job. */
-		if (!cfg->no_requeue && !j->array && j->rerun != RERUN_NO) {
-			if (j->rerun == RERUN_NONE)
-				j->rerun = RERUN_ASK;
-			return WAIT_PENDING;
+		if (!cfg->no_requeue && !j->array && j->rerun != MAD_RERUN_NO) {
+			if (j->rerun == MAD_RERUN_NONE)
+				j->rerun = MAD_RERUN_ASK;
+			return MAD_WAIT_PENDING;
 		}
 		failed_reason(j);
-		return verdict(j, WAIT_FAILED);
+		return verdict(j, MAD_WAIT_FAILED);
 	}
 	if (j->expected > 0 && j->ndone >= j->expected) {
 		/* squeue shows the job waiting to run (again): the first attempt's
 		 * folder holds an earlier run's markers (spur re-runs a requeued
 		 * job there); a later attempt's folder is a run after the requeue */
-		if (!j->array && j->restart == 0 && j->listing == LISTING_ACTIVE &&
+		if (!j->array && j->restart == 0 && j->listing == MAD_LISTING_ACTIVE &&
 		    waiting_to_run(j->state))
-			return WAIT_PENDING;
+			return MAD_WAIT_PENDING;
 		if (j->expected == 1)
 			snprintf(j->reason, sizeof(j->reason), "rank 0 exited 0");
 		else
 			snprintf(j->reason, sizeof(j->reason), "all %ld ranks exited 0", j->expected);
-		return verdict(j, WAIT_OK);
+		return verdict(j, MAD_WAIT_OK);
 	}
 	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
 		mad_wait_missing(j, missing, sizeof(missing));
@@ -301,9 +303,9 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 				 "the job left the queue%s%s%s and ranks %s wrote no marker within %.0f s",
 				 *j->state ? " (last state " : "", j->state, *j->state ? ")" : "",
 				 missing, cfg->grace);
-		return verdict(j, WAIT_GONE);
+		return verdict(j, MAD_WAIT_GONE);
 	}
-	return WAIT_PENDING;
+	return MAD_WAIT_PENDING;
 }
 
 /* ------------------------------------------------- the timing policy */
@@ -337,18 +339,18 @@ void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *
 	/* the first answer grows it to one interval */
 	t->guard_interval = cfg->interval / GUARD_GROWTH;
 	t->backoff = BACKOFF_FIRST;
-	t->code = WAIT_PENDING;
+	t->code = MAD_WAIT_PENDING;
 }
 
 void mad_wait_end(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n, int code, const char *why)
 {
-	if (t->code != WAIT_PENDING)
+	if (t->code != MAD_WAIT_PENDING)
 		return;
 	t->code = code;
 	snprintf(t->why, sizeof(t->why), "%s", why);
 	/* what was passed over, as a verdict names it (design.md §15) */
 	for (int i = 0; i < n; i++)
-		if (jobs[i].verdict == WAIT_PENDING)
+		if (jobs[i].verdict == MAD_WAIT_PENDING)
 			snprintf(jobs[i].reason, sizeof(jobs[i].reason), "%s%s%.*s", why,
 				 *why && *jobs[i].ignored ? "; " : "",
 				 *why ? (int)(sizeof(jobs[i].reason) / 2) : 0, jobs[i].ignored);
@@ -361,7 +363,7 @@ static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n
 	for (int i = 0; i < n; i++) {
 		struct mad_wait_job *j = &jobs[i];
 
-		if (j->verdict != WAIT_PENDING)
+		if (j->verdict != MAD_WAIT_PENDING)
 			continue;
 		mad_wait_missing(j, missing, sizeof(missing));
 		if (j->nfailed)
@@ -376,18 +378,18 @@ static void time_out(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n
 			snprintf(j->reason, sizeof(j->reason), "timed out after %.0f s with %s%s",
 				 now - t->start, *missing ? "ranks missing: " : "no marker yet",
 				 missing);
-		verdict(j, WAIT_TIMEOUT);
+		verdict(j, MAD_WAIT_TIMEOUT);
 	}
-	t->code = WAIT_TIMEOUT;
+	t->code = MAD_WAIT_TIMEOUT;
 }
 
 struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
 				   const struct mad_wait_cfg *cfg, double now)
 {
-	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, WAIT_PENDING };
+	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, MAD_WAIT_PENDING };
 	int decided = 0, failed = 0, rerun_ask = 0;
 
-	if (t->code != WAIT_PENDING) {
+	if (t->code != MAD_WAIT_PENDING) {
 		s.action = MAD_WAIT_END;
 		s.code = t->code;
 		return s;
@@ -396,7 +398,7 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 	 * before the first read of a job squeue has not listed */
 	if (t->squeue_calls == 0 && now >= t->next_queue)
 		for (int i = 0; i < n; i++)
-			if (jobs[i].verdict == WAIT_PENDING && !jobs[i].witnessed) {
+			if (jobs[i].verdict == MAD_WAIT_PENDING && !jobs[i].witnessed) {
 				s.action = MAD_WAIT_ASK;
 				return s;
 			}
@@ -407,15 +409,15 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 	for (int i = 0; i < n; i++) {
 		int v = mad_wait_decide(&jobs[i], cfg, now);
 
-		decided += v != WAIT_PENDING;
-		failed |= v == WAIT_FAILED;
-		rerun_ask |= v == WAIT_PENDING && jobs[i].rerun == RERUN_ASK;
+		decided += v != MAD_WAIT_PENDING;
+		failed |= v == MAD_WAIT_FAILED;
+		rerun_ask |= v == MAD_WAIT_PENDING && jobs[i].rerun == MAD_RERUN_ASK;
 	}
 	if (failed || decided == n) {
-		t->code = WAIT_OK;
+		t->code = MAD_WAIT_OK;
 		for (int i = 0; i < n; i++)
-			if (jobs[i].verdict != WAIT_OK && jobs[i].verdict != WAIT_PENDING &&
-			    (t->code == WAIT_OK || jobs[i].verdict < t->code))
+			if (jobs[i].verdict != MAD_WAIT_OK && jobs[i].verdict != MAD_WAIT_PENDING &&
+			    (t->code == MAD_WAIT_OK || jobs[i].verdict < t->code))
 				t->code = jobs[i].verdict;
 	} else if (now >= t->deadline) {
 		time_out(t, jobs, n, now);
@@ -423,7 +425,7 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 		s.action = MAD_WAIT_ASK;
 		return s;
 	}
-	if (t->code != WAIT_PENDING) {
+	if (t->code != MAD_WAIT_PENDING) {
 		s.action = MAD_WAIT_END;
 		s.code = t->code;
 		return s;
@@ -447,7 +449,7 @@ size_t mad_wait_queue_ids(const struct mad_wait_job *jobs, int n, struct mad_que
 	size_t k = 0;
 
 	for (int i = 0; i < n; i++)
-		if (jobs[i].verdict == WAIT_PENDING)
+		if (jobs[i].verdict == MAD_WAIT_PENDING)
 			e[k++].id = jobs[i].id;
 	return k;
 }
@@ -466,19 +468,19 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 	for (int i = 0, k = 0; i < n; i++) {
 		struct mad_wait_job *j = &jobs[i];
 
-		if (j->verdict != WAIT_PENDING)
+		if (j->verdict != MAD_WAIT_PENDING)
 			continue;
 		mad_wait_observe(j, &e[k++], cfg, t->start, now);
 		/* An answer that may end the job (it left the running states, or
 		 * a failed marker is now final) was given after the last scan: a
 		 * requeued attempt can start and end between two answers, and its
 		 * folder must be read before the first attempt's marker decides. */
-		rescan |= j->listing != LISTING_ACTIVE || (j->nfailed && j->rerun == RERUN_NO);
+		rescan |= j->listing != MAD_LISTING_ACTIVE || (j->nfailed && j->rerun == MAD_RERUN_NO);
 		confirming |= (j->gone_polls > 0 && j->gone_polls < cfg->gone_polls) ||
-			      j->rerun == RERUN_UNSURE;
+			      j->rerun == MAD_RERUN_UNSURE;
 		if (j->time_limit < 0)
 			unlimited = 1;
-		else if (j->listing != LISTING_ABSENT) /* a pending job's clock has not started */
+		else if (j->listing != MAD_LISTING_ABSENT) /* a pending job's clock has not started */
 			latest = max2(latest, max2(t->start, j->clock_from) + (double)j->time_limit);
 	}
 	/* The limits only shorten the day: a pending job's clock restarts at
@@ -504,14 +506,14 @@ int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, in
 	t->squeue_calls++;
 	/* a failed marker the scheduler cannot be asked about decides */
 	for (int i = 0; i < n; i++)
-		if (jobs[i].rerun == RERUN_ASK || jobs[i].rerun == RERUN_UNSURE)
-			jobs[i].rerun = RERUN_NO;
+		if (jobs[i].rerun == MAD_RERUN_ASK || jobs[i].rerun == MAD_RERUN_UNSURE)
+			jobs[i].rerun = MAD_RERUN_NO;
 	if (!t->failures++)
 		t->unknown_since = now;
 	if (now - t->unknown_since >= cfg->unknown_budget) {
 		snprintf(why, sizeof(why), "the scheduler could not be asked for %.0f s: %.700s",
 			 now - t->unknown_since, err);
-		mad_wait_end(t, jobs, n, WAIT_UNKNOWN, why);
+		mad_wait_end(t, jobs, n, MAD_WAIT_UNKNOWN, why);
 		return 1;
 	}
 	t->next_queue = now + min2(min2(t->backoff, cfg->interval),

@@ -31,11 +31,11 @@
 #include <sys/types.h>
 
 enum mad_rank_state {
-	RANK_MISSING, /* no marker yet */
-	RANK_EMPTY,   /* an empty marker: a writer that is not atomic, mid-write */
-	RANK_DONE,    /* exit status 0 */
-	RANK_FAILED,  /* a non-zero exit status */
-	RANK_INVALID, /* a marker that is not one (garbage, or empty too long) */
+	MAD_RANK_MISSING, /* no marker yet */
+	MAD_RANK_EMPTY,   /* an empty marker: a writer that is not atomic, mid-write */
+	MAD_RANK_DONE,    /* exit status 0 */
+	MAD_RANK_FAILED,  /* a non-zero exit status */
+	MAD_RANK_INVALID, /* a marker that is not one (garbage, or empty too long) */
 };
 
 struct mad_rank {
@@ -75,23 +75,23 @@ struct mad_wait_attempt {
 
 /* What the scheduler said of a failed marker: is the job being re-run? */
 enum mad_rerun {
-	RERUN_NONE,   /* no failed marker in this attempt */
-	RERUN_ASK,    /* a failed marker; squeue not asked since */
-	RERUN_UNSURE, /* completing: SLURM shows a requeued job so too, for a while */
-	RERUN_YES,    /* squeue shows the job requeued: a new attempt comes */
-	RERUN_NO,     /* not re-run: the failure is the verdict */
+	MAD_RERUN_NONE,   /* no failed marker in this attempt */
+	MAD_RERUN_ASK,    /* a failed marker; squeue not asked since */
+	MAD_RERUN_UNSURE, /* completing: SLURM shows a requeued job so too, for a while */
+	MAD_RERUN_YES,    /* squeue shows the job requeued: a new attempt comes */
+	MAD_RERUN_NO,     /* not re-run: the failure is the verdict */
 };
 
 /* The exit codes of design.md §10. */
 enum {
-	WAIT_OK = 0,
-	WAIT_FAILED = 1,
-	WAIT_GONE = 2,
-	WAIT_UNKNOWN = 3,
-	WAIT_USAGE = 64,
-	WAIT_TIMEOUT = 124,
-	WAIT_INTERRUPTED = 130,
-	WAIT_PENDING = -1,
+	MAD_WAIT_OK = 0,
+	MAD_WAIT_FAILED = 1,
+	MAD_WAIT_GONE = 2,
+	MAD_WAIT_UNKNOWN = 3,
+	MAD_WAIT_USAGE = 64,
+	MAD_WAIT_TIMEOUT = 124,
+	MAD_WAIT_INTERRUPTED = 130,
+	MAD_WAIT_PENDING = -1,
 };
 
 struct mad_wait_cfg {
@@ -164,7 +164,7 @@ struct mad_wait_job {
 	long ready_time;
 	char ready_note[256];
 	/* the outcome */
-	int verdict; /* WAIT_PENDING until decided */
+	int verdict; /* MAD_WAIT_PENDING until decided */
 	char reason[MAD_ERR_MAX];
 };
 
@@ -205,10 +205,10 @@ void mad_wait_forget(struct mad_wait_job *j);
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		      const struct mad_wait_cfg *cfg, double start, double now);
 
-/* Applies the rules; returns (and stores) the verdict, WAIT_PENDING while
- * there is none.  With cfg->ready: rank 0's ready marker is WAIT_OK; a
+/* Applies the rules; returns (and stores) the verdict, MAD_WAIT_PENDING while
+ * there is none.  With cfg->ready: rank 0's ready marker is MAD_WAIT_OK; a
  * failed marker (unless the job is re-run), any completion marker, or the
- * job confirmed gone before it is WAIT_FAILED, at once (no grace). */
+ * job confirmed gone before it is MAD_WAIT_FAILED, at once (no grace). */
 int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now);
 
 /* The ranks without a complete marker, folded ("1,3-5"), into BUF. */
@@ -235,7 +235,7 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  *   cfg->gone_polls answers confirm it;
  * - a failing squeue is retried after 2 s, 4 s, 8 s ... (at most an
  *   interval, never past the budget); failing for cfg->unknown_budget
- *   ends the wait with WAIT_UNKNOWN; an answer resets both;
+ *   ends the wait with MAD_WAIT_UNKNOWN; an answer resets both;
  * - the deadline is cfg->timeout, else a day from the start, which the
  *   jobs' time limits may only shorten, to the latest end plus 600 s plus
  *   the grace (at least 60 s from the start; a job's clock starts at the
@@ -270,13 +270,13 @@ struct mad_wait_timing {
 	int failures;
 	long squeue_calls;
 	int answered;   /* squeue has answered at least once */
-	int code;       /* WAIT_PENDING until the wait ends */
+	int code;       /* MAD_WAIT_PENDING until the wait ends */
 	char why[MAD_ERR_MAX]; /* the end, for jobs without a verdict */
 };
 
 void mad_wait_timing_init(struct mad_wait_timing *t, const struct mad_wait_cfg *cfg, double start);
 /* What to do at NOW.  Decides each job (mad_wait_decide) on the way; on a
- * timeout, the undecided jobs get WAIT_TIMEOUT and a reason. */
+ * timeout, the undecided jobs get MAD_WAIT_TIMEOUT and a reason. */
 struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
 				   const struct mad_wait_cfg *cfg, double now);
 /* The folders were read at NOW. */
@@ -292,7 +292,7 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 		       const struct mad_queue_entry *e, const struct mad_wait_cfg *cfg, double now,
 		       double random);
 /* squeue failed at NOW with ERR; 1 when that ends the wait (the budget is
- * spent: WAIT_UNKNOWN), 0 when it is retried. */
+ * spent: MAD_WAIT_UNKNOWN), 0 when it is retried. */
 int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,
 			const struct mad_wait_cfg *cfg, double now, const char *err);
 /* Ends the wait with CODE (an interruption, a usage error): WHY becomes

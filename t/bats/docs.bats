@@ -20,9 +20,9 @@ plain() { sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/\\(mu/×/g' "$@"; }
 # ("-" for no default), read from the source, however its lines are broken.
 options_table() {
 	tr '\n' ' ' <"$src/lib/options.c" | awk '{
-		s = substr($0, index($0, "defs[OPT_COUNT]") + 15)
+		s = substr($0, index($0, "defs[MAD_OPT_COUNT]") + 19)
 		s = substr(s, 1, index(s, "};"))
-		n = split(s, e, /\[OPT_[A-Z_]+\] *= *\{/)
+		n = split(s, e, /\[MAD_OPT_[A-Z_]+\] *= *\{/)
 		for (k = 2; k <= n; k++) {
 			name = e[k]; sub(/^ *NAME\("/, "", name); sub(/".*/, "", name)
 			arg = e[k]; sub(/^ *NAME\("[^"]*"\) *, *"/, "", arg); sub(/".*/, "", arg)
@@ -52,7 +52,7 @@ states_default() { # TEXT VALUE
 	run options_table
 	assert_success
 	# every entry has a name and an argument
-	[[ $(awk 'NF == 3 && $1 ~ /^[a-z][a-z-]*$/' <<<"$output" | wc -l) -eq $(grep -cE '^[[:space:]]*\[OPT_[A-Z_]+\] *=' "$src/lib/options.c") ]]
+	[[ $(awk 'NF == 3 && $1 ~ /^[a-z][a-z-]*$/' <<<"$output" | wc -l) -eq $(grep -cE '^[[:space:]]*\[MAD_OPT_[A-Z_]+\] *=' "$src/lib/options.c") ]]
 	so=$MAD_BUILDDIR/plugin/.libs/mad.so
 	slurm_prefix=$(sed -n 's/^#define MAD_SLURM_PREFIX "\(.*\)"$/\1/p' "$MAD_BUILDDIR/config.h")
 	[[ -z $slurm_prefix ]] || PATH=$slurm_prefix/bin:$PATH

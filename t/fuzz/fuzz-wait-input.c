@@ -49,13 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mad_queue_parse(text, len, e, 3);
 		check(e[0].id == 12 && e[1].id == 1 && e[2].id == 120);
 		for (int i = 0; i < 3; i++) {
-			check(e[i].listing >= LISTING_ABSENT && e[i].listing <= LISTING_ENDED);
+			check(e[i].listing >= MAD_LISTING_ABSENT && e[i].listing <= MAD_LISTING_ENDED);
 			check(strlen(e[i].state) < sizeof(e[i].state));
-			check(e[i].listing != LISTING_ABSENT || e[i].state[0] == '\0');
+			check(e[i].listing != MAD_LISTING_ABSENT || e[i].state[0] == '\0');
 			check(e[i].time_limit >= -1);
 			check(strlen(e[i].user) < sizeof(e[i].user));
 			check(e[i].submitted >= -1 && e[i].uid == -1);
-			check(e[i].listing != LISTING_ABSENT ||
+			check(e[i].listing != MAD_LISTING_ABSENT ||
 			      (e[i].user[0] == '\0' && e[i].submitted == -1));
 		}
 		break;

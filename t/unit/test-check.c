@@ -424,7 +424,7 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 	char err[256];
 
 	memset(&c, 0, sizeof(c));
-	strcpy(o.value[OPT_MODEL], "m");
+	strcpy(o.value[MAD_OPT_MODEL], "m");
 	c.scheduler = MAD_SCHED_SLURM;
 	c.fanout = MAD_FANOUT_NODES;
 	c.facts_from = "SLURM";

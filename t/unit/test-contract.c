@@ -235,17 +235,17 @@ TEST(the_users_own_master_port_counts_unless_it_came_from_a_mad_job)
 	f.nodelist = "192.0.2.1";
 	CHECK(compute(&fresh, &f) == 0);
 	CHECK(c.master_port == 23456);
-	CHECK(opts.source[OPT_MASTER_PORT] == SRC_USER);
+	CHECK(opts.source[MAD_OPT_MASTER_PORT] == MAD_SRC_USER);
 	/* source 3 beats the site's default (source 4) */
 	CHECK(mad_options_resolve(&opts, NULL, env_get, &site_auto, 1, site, err, sizeof(err)) == 0);
-	CHECK_STR(opts.value[OPT_MASTER_PORT], "23456");
+	CHECK_STR(opts.value[MAD_OPT_MASTER_PORT], "23456");
 	CHECK(compute(&nested, &f) == 0);
 	CHECK(c.master_port != 23456);
 	CHECK(compute(&spur, &f) == 0);
 	CHECK(c.master_port != 29500);
 	CHECK(compute(&spur11, &f) == 0);
 	CHECK(c.master_port == 29500);
-	CHECK(opts.source[OPT_MASTER_PORT] == SRC_USER);
+	CHECK(opts.source[MAD_OPT_MASTER_PORT] == MAD_SRC_USER);
 	CHECK(compute(&spur_user, &f) == 0);
 	CHECK(c.master_port == 23456);
 	CHECK(compute(&bad, &f) == -2);

@@ -166,8 +166,8 @@ TEST(another_users_folder_is_not_the_jobs)
 	CHECK(init(&d, run, "alpha", 13, getuid()) == 0);
 	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	CHECK(init(&stranger, run, "alpha", 13, getuid() + 1) == 0);
-	CHECK(mad_jobdir_check(&stranger, path, &st) == JOBDIR_OWNER);
-	mad_jobdir_describe(&stranger, JOBDIR_OWNER, &st, what, sizeof(what));
+	CHECK(mad_jobdir_check(&stranger, path, &st) == MAD_JOBDIR_OWNER);
+	mad_jobdir_describe(&stranger, MAD_JOBDIR_OWNER, &st, what, sizeof(what));
 	CHECK(strstr(what, "not the job's user") != NULL);
 	CHECK(mad_jobdir_open(&stranger, MAD_JOBDIR_FIND, path, sizeof(path), notes, sizeof(notes),
 			      err, sizeof(err)) == 1);
@@ -228,11 +228,11 @@ TEST(a_reader_that_cannot_know_the_cluster_takes_any)
 	CHECK(init(&d, run, "alpha", 9, getuid()) == 0);
 	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, 0, err, sizeof(err)) == 0);
 	CHECK(init(&any, run, NULL, 9, getuid()) == 0);
-	CHECK(mad_jobdir_check(&any, path, &(struct stat){ 0 }) == JOBDIR_OURS);
+	CHECK(mad_jobdir_check(&any, path, &(struct stat){ 0 }) == MAD_JOBDIR_OURS);
 	CHECK(init(&any, run, NULL, 90, getuid()) == 0);
 	mad_jobdir_name(&any, 0, path);
 	CHECK(rename(d.base, path) == 0);
-	CHECK(mad_jobdir_check(&any, path, &(struct stat){ 0 }) == JOBDIR_OTHER_ATTEMPT);
+	CHECK(mad_jobdir_check(&any, path, &(struct stat){ 0 }) == MAD_JOBDIR_OTHER_ATTEMPT);
 	cleanup(run);
 }
 

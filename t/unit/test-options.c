@@ -14,9 +14,9 @@ static char err[2048];
 
 static int resolve(const char *cli_model, struct env *e, int ac, char **av)
 {
-	const char *cli[OPT_COUNT] = { 0 };
+	const char *cli[MAD_OPT_COUNT] = { 0 };
 
-	cli[OPT_MODEL] = cli_model;
+	cli[MAD_OPT_MODEL] = cli_model;
 	err[0] = '\0';
 	return mad_options_resolve(&opts, cli, env_get, e, ac, av, err, sizeof(err));
 }
@@ -30,22 +30,22 @@ TEST(each_source_beats_the_next)
 	char *av[] = { "model=site", "timeout=60" };
 
 	CHECK(resolve("cli", &all, 2, av) == 0);
-	CHECK_STR(opts.value[OPT_MODEL], "cli");
-	CHECK(opts.source[OPT_MODEL] == SRC_CLI);
+	CHECK_STR(opts.value[MAD_OPT_MODEL], "cli");
+	CHECK(opts.source[MAD_OPT_MODEL] == MAD_SRC_CLI);
 	CHECK(resolve(NULL, &all, 2, av) == 0);
-	CHECK_STR(opts.value[OPT_MODEL], "spank");
-	CHECK(opts.source[OPT_MODEL] == SRC_SPANK_ENV);
+	CHECK_STR(opts.value[MAD_OPT_MODEL], "spank");
+	CHECK(opts.source[MAD_OPT_MODEL] == MAD_SRC_SPANK_ENV);
 	CHECK(resolve(NULL, &env_only, 2, av) == 0);
-	CHECK_STR(opts.value[OPT_MODEL], "env");
+	CHECK_STR(opts.value[MAD_OPT_MODEL], "env");
 	CHECK(resolve(NULL, &none, 2, av) == 0);
-	CHECK_STR(opts.value[OPT_MODEL], "site");
-	CHECK(opts.source[OPT_MODEL] == SRC_PLUGSTACK);
-	CHECK_STR(opts.value[OPT_TIMEOUT], "60");
+	CHECK_STR(opts.value[MAD_OPT_MODEL], "site");
+	CHECK(opts.source[MAD_OPT_MODEL] == MAD_SRC_PLUGSTACK);
+	CHECK_STR(opts.value[MAD_OPT_TIMEOUT], "60");
 	CHECK(resolve(NULL, &none, 0, NULL) == 0);
-	CHECK_STR(opts.value[OPT_MODEL], "");
-	CHECK_STR(opts.value[OPT_TIMEOUT], "900");
-	CHECK(opts.source[OPT_TIMEOUT] == SRC_DEFAULT);
-	CHECK_STR(opts.value[OPT_MASTER_PORT], "auto");
+	CHECK_STR(opts.value[MAD_OPT_MODEL], "");
+	CHECK_STR(opts.value[MAD_OPT_TIMEOUT], "900");
+	CHECK(opts.source[MAD_OPT_TIMEOUT] == MAD_SRC_DEFAULT);
+	CHECK_STR(opts.value[MAD_OPT_MASTER_PORT], "auto");
 }
 
 TEST(a_job_inside_a_mad_job_keeps_only_model_and_run_dir)
@@ -55,11 +55,11 @@ TEST(a_job_inside_a_mad_job_keeps_only_model_and_run_dir)
 			   "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_timeout=5" } };
 
 	CHECK(resolve(NULL, &e, 0, NULL) == 0);
-	CHECK_STR(opts.value[OPT_MODEL], "m");
-	CHECK_STR(opts.value[OPT_RUN_DIR], "/r");
-	CHECK_STR(opts.value[OPT_FANOUT], "auto");
-	CHECK_STR(opts.value[OPT_NNODES], "");
-	CHECK_STR(opts.value[OPT_TIMEOUT], "5"); /* SLURM's own option form counts */
+	CHECK_STR(opts.value[MAD_OPT_MODEL], "m");
+	CHECK_STR(opts.value[MAD_OPT_RUN_DIR], "/r");
+	CHECK_STR(opts.value[MAD_OPT_FANOUT], "auto");
+	CHECK_STR(opts.value[MAD_OPT_NNODES], "");
+	CHECK_STR(opts.value[MAD_OPT_TIMEOUT], "5"); /* SLURM's own option form counts */
 }
 
 TEST(mad_env_inside_the_same_job_keeps_the_users_options)
@@ -70,9 +70,9 @@ TEST(mad_env_inside_the_same_job_keeps_the_users_options)
 			       "MAD_MODEL=m", "MAD_NNODES=8" } };
 
 	CHECK(resolve(NULL, &same, 0, NULL) == 0);
-	CHECK_STR(opts.value[OPT_NNODES], "8");
+	CHECK_STR(opts.value[MAD_OPT_NNODES], "8");
 	CHECK(resolve(NULL, &other, 0, NULL) == 0);
-	CHECK_STR(opts.value[OPT_NNODES], "");
+	CHECK_STR(opts.value[MAD_OPT_NNODES], "");
 }
 
 TEST(bad_values_name_option_and_source)
@@ -94,7 +94,7 @@ TEST(bad_values_name_option_and_source)
 
 TEST(a_model_asked_anywhere_makes_bad_values_count)
 {
-	const char *cli[OPT_COUNT] = { 0 };
+	const char *cli[MAD_OPT_COUNT] = { 0 };
 	struct env none = { { "MAD_NNODES=x" } };
 	struct env env_model = { { "MAD_MODEL=m", "MAD_NNODES=x" } };
 	struct env spank_model = { { "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model=m" } };
@@ -104,26 +104,39 @@ TEST(a_model_asked_anywhere_makes_bad_values_count)
 	CHECK(mad_options_model_asked(cli, env_get, &env_model, 0, NULL));
 	CHECK(mad_options_model_asked(cli, env_get, &spank_model, 0, NULL));
 	CHECK(mad_options_model_asked(cli, env_get, &none, 1, site));
-	cli[OPT_MODEL] = "m";
+	cli[MAD_OPT_MODEL] = "m";
 	CHECK(mad_options_model_asked(cli, env_get, &none, 0, NULL));
 }
 
 TEST(value_checks)
 {
-	static const struct { enum mad_opt opt; const char *v; int ok; } cases[] = {
-		{ OPT_MODEL, "llama-3.1_8B", 1 }, { OPT_MODEL, "", 0 },
-		{ OPT_MODEL, "-x", 0 }, { OPT_MODEL, "a$(id)", 0 },
-		{ OPT_MODEL, "0123456789012345678901234567890123456789012345678901234567890123", 1 },
-		{ OPT_MODEL, "01234567890123456789012345678901234567890123456789012345678901234", 0 },
-		{ OPT_SCHEDULER, "spur", 1 }, { OPT_SCHEDULER, "SLURM", 0 },
-		{ OPT_FANOUT, "array", 1 }, { OPT_FANOUT, "tree", 0 },
-		{ OPT_NNODES, "65536", 1 }, { OPT_NNODES, "65537", 0 },
-		{ OPT_NNODES, "0", 0 }, { OPT_NNODES, "-1", 0 }, { OPT_NNODES, "1e3", 0 },
-		{ OPT_MASTER_PORT, "auto", 1 }, { OPT_MASTER_PORT, "65536", 0 },
-		{ OPT_MASTER_PORT, "29500", 1 }, { OPT_IFACE, "eth0", 1 },
-		{ OPT_IFACE, "eth0;x", 0 }, { OPT_RUN_DIR, "/shared/mad", 1 },
-		{ OPT_RUN_DIR, "relative", 0 }, { OPT_RUN_DIR, "/a\nb", 0 },
-		{ OPT_TIMEOUT, "900", 1 }, { OPT_TIMEOUT, "604801", 0 },
+	static const struct { enum mad_opt opt; const char *v; int ok;
+	} cases[] = {
+		{ MAD_OPT_MODEL, "llama-3.1_8B", 1 },
+		{ MAD_OPT_MODEL, "", 0 },
+		{ MAD_OPT_MODEL, "-x", 0 },
+		{ MAD_OPT_MODEL, "a$(id)", 0 },
+		{ MAD_OPT_MODEL, "0123456789012345678901234567890123456789012345678901234567890123", 1 },
+		{ MAD_OPT_MODEL, "01234567890123456789012345678901234567890123456789012345678901234", 0 },
+		{ MAD_OPT_SCHEDULER, "spur", 1 },
+		{ MAD_OPT_SCHEDULER, "SLURM", 0 },
+		{ MAD_OPT_FANOUT, "array", 1 },
+		{ MAD_OPT_FANOUT, "tree", 0 },
+		{ MAD_OPT_NNODES, "65536", 1 },
+		{ MAD_OPT_NNODES, "65537", 0 },
+		{ MAD_OPT_NNODES, "0", 0 },
+		{ MAD_OPT_NNODES, "-1", 0 },
+		{ MAD_OPT_NNODES, "1e3", 0 },
+		{ MAD_OPT_MASTER_PORT, "auto", 1 },
+		{ MAD_OPT_MASTER_PORT, "65536", 0 },
+		{ MAD_OPT_MASTER_PORT, "29500", 1 },
+		{ MAD_OPT_IFACE, "eth0", 1 },
+		{ MAD_OPT_IFACE, "eth0;x", 0 },
+		{ MAD_OPT_RUN_DIR, "/shared/mad", 1 },
+		{ MAD_OPT_RUN_DIR, "relative", 0 },
+		{ MAD_OPT_RUN_DIR, "/a\nb", 0 },
+		{ MAD_OPT_TIMEOUT, "900", 1 },
+		{ MAD_OPT_TIMEOUT, "604801", 0 },
 	};
 	size_t i;
 
@@ -134,7 +147,7 @@ TEST(value_checks)
 			printf("# %s '%s': got %d\n", mad_opt_flag(cases[i].opt), cases[i].v, ok);
 		CHECK(ok == cases[i].ok);
 	}
-	CHECK(mad_opt_check(OPT_MODEL, "a\x1b[31m", err, sizeof(err)) == -1);
+	CHECK(mad_opt_check(MAD_OPT_MODEL, "a\x1b[31m", err, sizeof(err)) == -1);
 	CHECK(strchr(err, '\x1b') == NULL);
 }
 

@@ -31,15 +31,15 @@ TEST(queue_output)
 			  "x12 RUNNING\n";
 
 	CHECK(mad_queue_parse(out, strlen(out), e, 3) == 2);
-	CHECK(e[0].listing == LISTING_ACTIVE && e[0].array == 1);
+	CHECK(e[0].listing == MAD_LISTING_ACTIVE && e[0].array == 1);
 	CHECK_STR(e[0].state, "RUNNING");
 	CHECK(e[0].time_limit == 3600);
-	CHECK(e[1].listing == LISTING_ENDED);
+	CHECK(e[1].listing == MAD_LISTING_ENDED);
 	CHECK_STR(e[1].state, "CANCELLED");
-	CHECK(e[2].listing == LISTING_ABSENT);
+	CHECK(e[2].listing == MAD_LISTING_ABSENT);
 	/* spur's squeue ignores custom delimiters: whitespace is all we need */
 	CHECK(mad_queue_parse("14   PENDING\t 30\n", 17, e + 2, 1) == 0);
-	CHECK(e[2].listing == LISTING_ACTIVE && e[2].time_limit == 1800);
+	CHECK(e[2].listing == MAD_LISTING_ACTIVE && e[2].time_limit == 1800);
 	/* the user and the submit time (the earliest of an array's tasks) */
 	e[0] = (struct mad_queue_entry){ .id = 12 };
 	out = "12_1 RUNNING 1:00 alice 2026-12-02T01:02:05\n12_0 RUNNING 1:00 alice 2026-12-02T01:02:03\n";
@@ -50,7 +50,7 @@ TEST(queue_output)
 	CHECK(mad_submit_time_parse("N/A") == -1 && mad_submit_time_parse("2026-12-02") == -1);
 	/* a pending array range */
 	CHECK(mad_queue_parse("12_[0-3%2] PENDING 10\n", 22, e, 1) == 0 &&
-	      e[0].listing == LISTING_ACTIVE);
+	      e[0].listing == MAD_LISTING_ACTIVE);
 }
 
 int main(void)

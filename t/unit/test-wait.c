@@ -102,7 +102,7 @@ TEST(markers_decide)
 
 	job_init(&j, 100, run_dir);
 	CHECK(mad_wait_scan(&j, &cfg, 0, err, sizeof(err)) == 0);
-	CHECK(!j.dir_seen && mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+	CHECK(!j.dir_seen && mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_PENDING);
 	mkjob("100");
 	put("100/expected", "4\n");
 	put("100/done_rank0", "0\nhost=a\n");
@@ -113,11 +113,11 @@ TEST(markers_decide)
 	CHECK(j.expected == 4 && j.ndone == 2 && j.nfailed == 0);
 	mad_wait_missing(&j, missing, sizeof(missing));
 	CHECK_STR(missing, "1,3");
-	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+	CHECK(mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
 	put("100/done_rank1", "0\n");
 	put("100/done_rank3", "0\n");
 	CHECK(mad_wait_scan(&j, &cfg, 2, err, sizeof(err)) == 2);
-	CHECK(mad_wait_decide(&j, &cfg, 2) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, 2) == MAD_WAIT_OK);
 	mad_wait_job_free(&j);
 
 	job_init(&j, 101, run_dir);
@@ -125,7 +125,7 @@ TEST(markers_decide)
 	put("101/expected", "2\n");
 	put("101/done_rank1", "3\nhost=n2\nerror=oom\n");
 	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &strict, 0) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "rank 1 failed with exit status 3 on n2: oom") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -134,7 +134,7 @@ TEST(markers_decide)
 static struct mad_queue_entry listed(long id, long uid, long submitted)
 {
 	struct mad_queue_entry e = { .id = id,
-				     .listing = LISTING_ACTIVE,
+				     .listing = MAD_LISTING_ACTIVE,
 				     .state = "RUNNING",
 				     .user = "someone",
 				     .uid = uid,
@@ -148,7 +148,7 @@ TEST(trust_no_marker_decides_before_squeue_lists_the_job)
 {
 	struct mad_wait_job j;
 	struct mad_queue_entry e = listed(310, (long)getuid(), 0);
-	struct mad_queue_entry absent = { .id = 310, .listing = LISTING_ABSENT };
+	struct mad_queue_entry absent = { .id = 310, .listing = MAD_LISTING_ABSENT };
 	char err[512];
 
 	mad_wait_job_init(&j, 310, run_dir);
@@ -157,11 +157,11 @@ TEST(trust_no_marker_decides_before_squeue_lists_the_job)
 	put("310/expected", "1\n");
 	put("310/done_rank0", "0\n");
 	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING); /* whose? since when? */
+	CHECK(mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_PENDING); /* whose? since when? */
 	CHECK(strstr(j.ignored, "before this wait began") != NULL);
 	mad_wait_observe(&j, &e, &cfg, 0, 1);
 	CHECK(mad_wait_scan(&j, &cfg, 1, err, sizeof(err)) == 1);
-	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_OK);
 	mad_wait_job_free(&j);
 	/* a job squeue never lists (it ended long ago): confirmed gone, the
 	 * caller's files decide, and the reason says they were not checked;
@@ -172,7 +172,7 @@ TEST(trust_no_marker_decides_before_squeue_lists_the_job)
 	for (int i = 0; i < 3; i++)
 		mad_wait_observe(&j, &absent, &cfg, 0, 400 + i);
 	CHECK(mad_wait_scan(&j, &cfg, 402, err, sizeof(err)) == 1);
-	CHECK(mad_wait_decide(&j, &cfg, 402) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, 402) == MAD_WAIT_OK);
 	CHECK(strstr(j.reason, "never listed the job") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -191,13 +191,13 @@ TEST(trust_a_marker_older_than_the_job_is_an_earlier_jobs)
 	mad_wait_observe(&j, &e, &cfg, 0, 1); /* learnt: submitted at 5000 */
 	CHECK(j.ndone == 0 && j.submitted == 5000);
 	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-	CHECK(j.ndone == 0 && mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+	CHECK(j.ndone == 0 && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
 	CHECK(strstr(j.ignored, "ignored done_rank0 in ") != NULL);
 	CHECK(strstr(j.ignored, "before the job was submitted (5000)") != NULL);
 	/* within the clock slack it is this job's */
 	put("311/done_rank0", "3\nhost=new\ntime=4999\n");
 	mad_wait_scan(&j, &cfg, 2, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 5) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &strict, 5) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "rank 0 failed with exit status 3 on new") != NULL);
 	mad_wait_job_free(&j);
 	/* a later attempt's folder made before the job was submitted is an
@@ -243,7 +243,7 @@ TEST(trust_a_planted_folder_is_passed_over_and_named)
 	put("312~1/expected", "1\n");
 	put("312~1/done_rank0", "3\n");
 	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &strict, 0) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.dir, "/312~1") != NULL);
 	CHECK(strstr(j.reason, "rank 0 failed with exit status 3") != NULL);
 	CHECK(strstr(j.reason, "/312': a symbolic link") != NULL);
@@ -256,7 +256,7 @@ TEST(trust_a_planted_folder_is_passed_over_and_named)
 		mad_wait_observe(&j, &e, &cfg, 0, 1);
 	}
 	CHECK(mad_wait_scan(&j, &strict, 1, err, sizeof(err)) == 0);
-	CHECK(mad_wait_decide(&j, &strict, 1) == WAIT_PENDING);
+	CHECK(mad_wait_decide(&j, &strict, 1) == MAD_WAIT_PENDING);
 	CHECK(strstr(j.ignored, "owned by uid") != NULL);
 	mad_wait_job_free(&j);
 	/* a file in the job's folder another user owns (root may make one) */
@@ -268,7 +268,7 @@ TEST(trust_a_planted_folder_is_passed_over_and_named)
 		snprintf(path, sizeof(path), "%s/313/done_rank0", run_dir);
 		CHECK(chown(path, 4242, 4242) == 0);
 		mad_wait_scan(&j, &strict, 0, err, sizeof(err));
-		CHECK(j.ndone == 0 && mad_wait_decide(&j, &strict, 0) == WAIT_PENDING);
+		CHECK(j.ndone == 0 && mad_wait_decide(&j, &strict, 0) == MAD_WAIT_PENDING);
 		CHECK(strstr(j.ignored, "ignored done_rank0 in ") != NULL);
 		CHECK(strstr(j.ignored, "owned by uid 4242, not the job's user") != NULL);
 		mad_wait_job_free(&j);
@@ -286,11 +286,11 @@ TEST(empty_and_garbage_markers)
 	put("102/done_rank0", "");
 	put("102/done_rank1", "0\n");
 	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
-	CHECK(j.rank[0].state == RANK_EMPTY && mad_wait_decide(&j, &strict, 0) == WAIT_PENDING);
+	CHECK(j.rank[0].state == MAD_RANK_EMPTY && mad_wait_decide(&j, &strict, 0) == MAD_WAIT_PENDING);
 	mad_wait_scan(&j, &strict, 4, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 4) == WAIT_PENDING);
+	CHECK(mad_wait_decide(&j, &strict, 4) == MAD_WAIT_PENDING);
 	mad_wait_scan(&j, &strict, 6, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 6) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &strict, 6) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "still empty") != NULL);
 	mad_wait_job_free(&j);
 
@@ -299,7 +299,7 @@ TEST(empty_and_garbage_markers)
 	put("103/expected", "1\n");
 	put("103/done_rank0", "Traceback (most recent call last):\n");
 	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &strict, 0) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "is not an exit status") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -307,20 +307,20 @@ TEST(empty_and_garbage_markers)
 TEST(liveness_rules)
 {
 	struct mad_wait_job j;
-	struct mad_queue_entry absent = { .id = 104, .listing = LISTING_ABSENT };
-	struct mad_queue_entry running = { .id = 104, .listing = LISTING_ACTIVE, .state = "RUNNING" };
-	struct mad_queue_entry ended = { .id = 104, .listing = LISTING_ENDED, .state = "CANCELLED" };
+	struct mad_queue_entry absent = { .id = 104, .listing = MAD_LISTING_ABSENT };
+	struct mad_queue_entry running = { .id = 104, .listing = MAD_LISTING_ACTIVE, .state = "RUNNING" };
+	struct mad_queue_entry ended = { .id = 104, .listing = MAD_LISTING_ENDED, .state = "CANCELLED" };
 
 	/* never listed: pending through the startup grace, then gone */
 	job_init(&j, 104, run_dir);
 	mad_wait_observe(&j, &absent, &cfg, 0, 100);
 	mad_wait_observe(&j, &absent, &cfg, 0, 200);
-	CHECK(j.gone_polls == 0 && mad_wait_decide(&j, &cfg, 200) == WAIT_PENDING);
+	CHECK(j.gone_polls == 0 && mad_wait_decide(&j, &cfg, 200) == MAD_WAIT_PENDING);
 	mad_wait_observe(&j, &absent, &cfg, 0, 300);
 	mad_wait_observe(&j, &absent, &cfg, 0, 305);
 	mad_wait_observe(&j, &absent, &cfg, 0, 310);
-	CHECK(mad_wait_decide(&j, &cfg, 310) == WAIT_PENDING); /* grace not over */
-	CHECK(mad_wait_decide(&j, &cfg, 360) == WAIT_GONE);
+	CHECK(mad_wait_decide(&j, &cfg, 310) == MAD_WAIT_PENDING); /* grace not over */
+	CHECK(mad_wait_decide(&j, &cfg, 360) == MAD_WAIT_GONE);
 	CHECK(strstr(j.reason, "never appeared") != NULL);
 	mad_wait_job_free(&j);
 
@@ -330,13 +330,13 @@ TEST(liveness_rules)
 	mad_wait_observe(&j, &absent, &cfg, 0, 2);
 	mad_wait_observe(&j, &absent, &cfg, 0, 7);
 	mad_wait_observe(&j, &running, &cfg, 0, 12); /* slurmctld back after a restart */
-	CHECK(j.gone_polls == 0 && mad_wait_decide(&j, &cfg, 500) == WAIT_PENDING);
+	CHECK(j.gone_polls == 0 && mad_wait_decide(&j, &cfg, 500) == MAD_WAIT_PENDING);
 	mad_wait_observe(&j, &ended, &cfg, 0, 20);
 	mad_wait_observe(&j, &absent, &cfg, 0, 25);
-	CHECK(mad_wait_decide(&j, &cfg, 100) == WAIT_PENDING); /* two polls only */
+	CHECK(mad_wait_decide(&j, &cfg, 100) == MAD_WAIT_PENDING); /* two polls only */
 	mad_wait_observe(&j, &absent, &cfg, 0, 30);
-	CHECK(mad_wait_decide(&j, &cfg, 79) == WAIT_PENDING);
-	CHECK(mad_wait_decide(&j, &cfg, 80) == WAIT_GONE);
+	CHECK(mad_wait_decide(&j, &cfg, 79) == MAD_WAIT_PENDING);
+	CHECK(mad_wait_decide(&j, &cfg, 80) == MAD_WAIT_GONE);
 	CHECK(strstr(j.reason, "CANCELLED") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -354,10 +354,10 @@ TEST(requeued_job_folder)
 	put("105.1/expected", "1\n");
 	put("105.1/done_rank0", "0\n");
 	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 0) == WAIT_OK);
+	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_OK);
 	/* the first attempt is kept, read once more before moving on */
 	CHECK(j.npast == 1 && j.past[0].restart == 0 && j.past[0].nrank == 1);
-	CHECK(j.past[0].rank[0].state == RANK_FAILED && j.past[0].rank[0].status == 143);
+	CHECK(j.past[0].rank[0].state == MAD_RANK_FAILED && j.past[0].rank[0].status == 143);
 	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
 	mad_wait_job_free(&j);
 }
@@ -389,12 +389,12 @@ TEST(rerun_a_marker_before_the_runs_start_is_an_earlier_runs)
 	mad_wait_observe(&j, &e, &cfg, 0, 1);
 	CHECK(j.attempt_from == 6000);
 	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-	CHECK(j.nfailed == 0 && mad_wait_decide(&j, &strict, 1) == WAIT_PENDING);
+	CHECK(j.nfailed == 0 && mad_wait_decide(&j, &strict, 1) == MAD_WAIT_PENDING);
 	CHECK(strstr(j.ignored, "written at 5500, before this run of the job started (6000)") != NULL);
 	/* the run's own marker, even 2 s (the clock slack) before its start */
 	put("320/done_rank0", "0\nhost=n2\ntime=5998\n");
 	mad_wait_scan(&j, &cfg, 2, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 2) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, 2) == MAD_WAIT_OK);
 	mad_wait_job_free(&j);
 	/* a marker after the start is the run's: its failure decides */
 	put("320/done_rank0", "1\nhost=n1\ntime=5500\n");
@@ -402,7 +402,7 @@ TEST(rerun_a_marker_before_the_runs_start_is_an_earlier_runs)
 	job_init(&j, 320, run_dir);
 	mad_wait_observe(&j, &e, &cfg, 0, 1);
 	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 1) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &strict, 1) == MAD_WAIT_FAILED);
 	/* a later answer with no start (N/A) or an earlier one keeps the latest */
 	e = run_of(320, "COMPLETED", -1);
 	mad_wait_observe(&j, &e, &cfg, 0, 2);
@@ -430,7 +430,7 @@ TEST(rerun_a_start_squeue_cannot_tell_changes_nothing)
 
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		mad_queue_parse(lines[i], strlen(lines[i]), e, 1);
-		CHECK(e[0].listing == LISTING_ACTIVE && e[0].submitted > 0);
+		CHECK(e[0].listing == MAD_LISTING_ACTIVE && e[0].submitted > 0);
 		CHECK(e[0].started == -1);
 	}
 	{
@@ -448,7 +448,7 @@ TEST(rerun_a_start_squeue_cannot_tell_changes_nothing)
 	mad_wait_observe(&j, &e[0], &cfg, 0, 1);
 	CHECK(j.attempt_from == -1);
 	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_OK);
 	mad_wait_job_free(&j);
 }
 
@@ -470,12 +470,12 @@ TEST(rerun_a_success_does_not_decide_while_the_job_waits_to_run)
 		e = run_of(322, states[i], -1);
 		mad_wait_observe(&j, &e, &cfg, 0, 1);
 		mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-		CHECK(j.ndone == 1 && mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+		CHECK(j.ndone == 1 && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
 		/* it runs again: the marker is the earlier run's */
 		e = run_of(322, "RUNNING", 6000);
 		mad_wait_observe(&j, &e, &cfg, 0, 2);
 		mad_wait_scan(&j, &cfg, 2, err, sizeof(err));
-		CHECK(j.ndone == 0 && mad_wait_decide(&j, &cfg, 2) == WAIT_PENDING);
+		CHECK(j.ndone == 0 && mad_wait_decide(&j, &cfg, 2) == MAD_WAIT_PENDING);
 		mad_wait_job_free(&j);
 	}
 	/* SLURM: the requeued attempt's own folder decides, whatever squeue said last */
@@ -486,7 +486,7 @@ TEST(rerun_a_success_does_not_decide_while_the_job_waits_to_run)
 	e = run_of(322, "PENDING", -1);
 	mad_wait_observe(&j, &e, &cfg, 0, 1);
 	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	CHECK(j.restart == 1 && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_OK);
 	mad_wait_job_free(&j);
 	/* SLURM moves the submit time on a requeue: its run's start is not
 	 * one for the first folder (its next attempt has a folder of its own) */
@@ -526,17 +526,17 @@ TEST(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait)
 	mad_wait_scanned(&t, &cfg, T0);
 	/* the failure is asked about at once, long before the first guard call */
 	s = mad_wait_next(&t, &j, 1, &cfg, T0 + 0.1);
-	CHECK(s.action == MAD_WAIT_ASK && j.rerun == RERUN_ASK && j.verdict == WAIT_PENDING);
+	CHECK(s.action == MAD_WAIT_ASK && j.rerun == MAD_RERUN_ASK && j.verdict == MAD_WAIT_PENDING);
 	/* completing: a requeued job looks so first; asked again within 5 s */
 	answer(&t, &j, 1, &cfg, "106 COMPLETING UNLIMITED\n", T0 + 0.2);
-	CHECK(j.rerun == RERUN_UNSURE && t.next_queue == T0 + 5.2);
+	CHECK(j.rerun == MAD_RERUN_UNSURE && t.next_queue == T0 + 5.2);
 	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SLEEP);
 	answer(&t, &j, 1, &cfg, "106 PENDING UNLIMITED\n", T0 + 5.2);
-	CHECK(j.rerun == RERUN_YES);
+	CHECK(j.rerun == MAD_RERUN_YES);
 	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_SLEEP);
 	/* running again, the new folder not there yet: still held */
 	answer1(&j, &cfg, "106 RUNNING UNLIMITED\n", T0 + 2);
-	CHECK(j.rerun == RERUN_YES && mad_wait_decide(&j, &cfg, T0 + 2) == WAIT_PENDING);
+	CHECK(j.rerun == MAD_RERUN_YES && mad_wait_decide(&j, &cfg, T0 + 2) == MAD_WAIT_PENDING);
 	/* completing, then running at the next answer (the pending spell fell
 	 * between the two): requeued too */
 	{
@@ -544,21 +544,21 @@ TEST(requeue_a_failed_attempt_the_scheduler_reruns_does_not_end_the_wait)
 
 		mad_wait_job_init(&q, 1060, run_dir);
 		q.nfailed = 1;
-		q.rerun = RERUN_ASK;
+		q.rerun = MAD_RERUN_ASK;
 		answer1(&q, &cfg, "1060 COMPLETING UNLIMITED\n", T0);
-		CHECK(q.rerun == RERUN_UNSURE);
+		CHECK(q.rerun == MAD_RERUN_UNSURE);
 		answer1(&q, &cfg, "1060 RUNNING UNLIMITED\n", T0 + 5);
-		CHECK(q.rerun == RERUN_YES && mad_wait_decide(&q, &cfg, T0 + 5) == WAIT_PENDING);
+		CHECK(q.rerun == MAD_RERUN_YES && mad_wait_decide(&q, &cfg, T0 + 5) == MAD_WAIT_PENDING);
 		mad_wait_job_free(&q);
 	}
 	mkjob("106.1");
 	put("106.1/expected", "1\n");
 	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));
-	CHECK(j.restart == 1 && j.rerun == RERUN_NONE && j.nfailed == 0);
-	CHECK(mad_wait_decide(&j, &cfg, T0 + 3) == WAIT_PENDING);
+	CHECK(j.restart == 1 && j.rerun == MAD_RERUN_NONE && j.nfailed == 0);
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 3) == MAD_WAIT_PENDING);
 	put("106.1/done_rank0", "0\nhost=n2\n");
 	mad_wait_scan(&j, &cfg, T0 + 4, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, T0 + 4) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 4) == MAD_WAIT_OK);
 	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
 	CHECK(j.npast == 1 && j.past[0].rank[0].status == 143);
 	mad_wait_job_free(&j);
@@ -579,7 +579,7 @@ TEST(requeue_an_attempt_without_a_folder_is_skipped)
 	put("140.2/done_rank0", "0\nhost=n2\n");
 	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
 	CHECK(j.restart == 2 && j.npast == 1 && j.ndone == 1);
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_OK);
 	CHECK_STR(j.reason, "attempt 3: rank 0 exited 0");
 	mad_wait_job_free(&j);
 }
@@ -597,9 +597,9 @@ TEST(requeue_the_final_attempt_decides_a_failure)
 	put("107.1/expected", "1\n");
 	put("107.1/done_rank0", "1\nhost=n2\n");
 	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING && j.rerun == RERUN_ASK);
+	CHECK(mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_PENDING && j.rerun == MAD_RERUN_ASK);
 	answer1(&j, &cfg, "107 FAILED UNLIMITED\n", 1);
-	CHECK(j.rerun == RERUN_NO && mad_wait_decide(&j, &cfg, 1) == WAIT_FAILED);
+	CHECK(j.rerun == MAD_RERUN_NO && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_FAILED);
 	CHECK_STR(j.reason, "attempt 2: rank 0 failed with exit status 1 on n2");
 	mad_wait_job_free(&j);
 }
@@ -626,7 +626,7 @@ TEST(requeue_an_attempt_that_ran_between_two_answers_decides)
 	mad_wait_scanned(&t, &cfg, T0);
 	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 0.1).action == MAD_WAIT_ASK);
 	answer(&t, &j, 1, &cfg, "150 COMPLETING UNLIMITED\n", T0 + 0.2);
-	CHECK(j.rerun == RERUN_UNSURE);
+	CHECK(j.rerun == MAD_RERUN_UNSURE);
 	/* the folders are read (nothing new), and the next read is due at
 	 * T0 + 2.9; the second attempt runs and fails before the next answer */
 	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1.9).action == MAD_WAIT_SLEEP);
@@ -636,14 +636,14 @@ TEST(requeue_an_attempt_that_ran_between_two_answers_decides)
 	put("150.1/done_rank0", "5\nhost=n2\n");
 	answer(&t, &j, 1, &cfg, "150 FAILED UNLIMITED\n", T0 + 2);
 	s = mad_wait_next(&t, &j, 1, &cfg, T0 + 2);
-	CHECK(s.action == MAD_WAIT_SCAN && j.verdict == WAIT_PENDING);
+	CHECK(s.action == MAD_WAIT_SCAN && j.verdict == MAD_WAIT_PENDING);
 	mad_wait_scan(&j, &cfg, T0 + 2, err, sizeof(err));
 	mad_wait_scanned(&t, &cfg, T0 + 2);
 	CHECK(j.restart == 1);
 	/* attempt 2's failure is asked about once, then decides */
 	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).action == MAD_WAIT_ASK);
 	answer(&t, &j, 1, &cfg, "150 FAILED UNLIMITED\n", T0 + 2.1);
-	CHECK(next_at(&t, &j, 1, &cfg, T0 + 2.1).code == WAIT_FAILED);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 2.1).code == MAD_WAIT_FAILED);
 	CHECK_STR(j.reason, "attempt 2: rank 0 failed with exit status 5 on n2");
 	mad_wait_job_free(&j);
 	/* the same when the second attempt succeeds: COMPLETING, then COMPLETED */
@@ -665,7 +665,7 @@ TEST(requeue_an_attempt_that_ran_between_two_answers_decides)
 	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).action == MAD_WAIT_SCAN);
 	mad_wait_scan(&j, &cfg, T0 + 2, err, sizeof(err));
 	mad_wait_scanned(&t, &cfg, T0 + 2);
-	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).code == WAIT_OK);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 2).code == MAD_WAIT_OK);
 	CHECK_STR(j.reason, "attempt 2: rank 0 exited 0");
 	mad_wait_job_free(&j);
 }
@@ -691,19 +691,19 @@ TEST(requeue_a_failure_stands_when_the_job_is_not_rerun)
 	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
 		job_init(&j, 108, run_dir);
 		mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
-		CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+		CHECK(mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_PENDING);
 		answer1(&j, &cfg, answers[i][0], 1);
 		if (answers[i][1]) {
-			CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+			CHECK(mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
 			answer1(&j, &cfg, answers[i][1], 2);
 		}
-		CHECK(mad_wait_decide(&j, &cfg, 2) == WAIT_FAILED);
+		CHECK(mad_wait_decide(&j, &cfg, 2) == MAD_WAIT_FAILED);
 		mad_wait_job_free(&j);
 	}
 	/* --no-requeue: at once, nothing asked */
 	job_init(&j, 108, run_dir);
 	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &strict, 0) == WAIT_FAILED && j.rerun == RERUN_NONE);
+	CHECK(mad_wait_decide(&j, &strict, 0) == MAD_WAIT_FAILED && j.rerun == MAD_RERUN_NONE);
 	mad_wait_job_free(&j);
 	/* squeue cannot be asked: the marker decides */
 	job_init(&j, 108, run_dir);
@@ -712,7 +712,7 @@ TEST(requeue_a_failure_stands_when_the_job_is_not_rerun)
 	mad_wait_scanned(&t, &cfg, T0);
 	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_ASK);
 	mad_wait_unanswered(&t, &j, 1, &cfg, T0, "no controller");
-	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).code == WAIT_FAILED);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).code == MAD_WAIT_FAILED);
 	mad_wait_job_free(&j);
 }
 
@@ -735,7 +735,7 @@ TEST(requeue_forever_hits_the_timeout)
 	mad_wait_next(&t, &j, 1, &c, T0);
 	answer(&t, &j, 1, &c, "109 PENDING 10\n", T0 + 1);
 	s = next_at(&t, &j, 1, &c, T0 + 100);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_TIMEOUT);
 	CHECK(strstr(j.reason, "still being re-run after a failed marker (state PENDING)") != NULL);
 	mad_wait_job_free(&j);
 }
@@ -766,12 +766,12 @@ TEST(step_tasks_name_the_failed_node_and_never_change_the_verdict)
 	CHECK(j.task[0].step == 0 && j.task[0].task == 0 && j.task[8].step == 1);
 	CHECK(j.task[6].status == 139 && j.task[6].time == 9);
 	CHECK_STR(j.task[5].host, "n3");
-	CHECK(mad_wait_decide(&j, &cfg, 0) == WAIT_PENDING);
+	CHECK(mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_PENDING);
 	put("110/done_rank0", "0\n");
 	put("110/step1_rank0", "0\n");
 	CHECK(mad_wait_scan(&j, &cfg, 1, err, sizeof(err)) == 1);
-	CHECK(j.task[8].state == RANK_DONE && j.ntask == 9);
-	CHECK(mad_wait_decide(&j, &cfg, 1) == WAIT_OK);
+	CHECK(j.task[8].state == MAD_RANK_DONE && j.ntask == 9);
+	CHECK(mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_OK);
 	CHECK_STR(j.reason, "rank 0 exited 0; step 0 task 5 on n3 exited 3; "
 			    "step 0 task 6 on n4 exited 139 (signal 11, Segmentation fault)");
 	mad_wait_job_free(&j);
@@ -850,11 +850,13 @@ TEST(policy_guard_slows_down_x1_5_up_to_4_intervals_with_jitter)
 	}
 	/* RANDOM 0 and 1: 10% either side */
 	mad_wait_timing_init(&t, &cfg, T0);
-	mad_wait_answered(&t, &j, 1, &(struct mad_queue_entry){ .id = 202, .listing = LISTING_ACTIVE },
+	mad_wait_answered(&t, &j, 1,
+			  &(struct mad_queue_entry){ .id = 202, .listing = MAD_LISTING_ACTIVE },
 			  &cfg, T0, 0);
 	CHECK(t.next_queue - T0 > 27 - 1e-9 && t.next_queue - T0 < 27 + 1e-9);
 	mad_wait_timing_init(&t, &cfg, T0);
-	mad_wait_answered(&t, &j, 1, &(struct mad_queue_entry){ .id = 202, .listing = LISTING_ACTIVE },
+	mad_wait_answered(&t, &j, 1,
+			  &(struct mad_queue_entry){ .id = 202, .listing = MAD_LISTING_ACTIVE },
 			  &cfg, T0, 1);
 	CHECK(t.next_queue - T0 > 33 - 1e-9 && t.next_queue - T0 < 33 + 1e-9);
 	CHECK(t.squeue_calls == 1 && t.answered);
@@ -881,7 +883,7 @@ TEST(policy_vanished_job_is_reasked_within_5s_until_confirmed)
 	s = next_at(&t, &j, 1, &cfg, now - 10 + 59);
 	CHECK(s.action != MAD_WAIT_END);
 	s = next_at(&t, &j, 1, &cfg, now - 10 + 60);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_GONE);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE);
 	mad_wait_job_free(&j);
 }
 
@@ -913,7 +915,7 @@ TEST(policy_failing_squeue_backs_off_within_the_budget_then_exit_3)
 	CHECK(strstr(t.why, "could not be asked for 20 s: no controller") != NULL);
 	CHECK_STR(j.reason, t.why);
 	s = mad_wait_next(&t, &j, 1, &c, T0 + 60);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_UNKNOWN);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_UNKNOWN);
 	CHECK(t.squeue_calls == 8);
 	mad_wait_job_free(&j);
 	/* the reason names what was passed over, as a verdict's does */
@@ -946,7 +948,8 @@ TEST(policy_deadline_from_timeout_or_time_limits)
 	answer(&t, j, 1, &c, "205 RUNNING 1\n", T0 + 10); /* a given timeout stays */
 	CHECK(t.deadline == T0 + 50);
 	s = next_at(&t, j, 1, &c, T0 + 50);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT && j[0].verdict == WAIT_TIMEOUT);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_TIMEOUT &&
+	      j[0].verdict == MAD_WAIT_TIMEOUT);
 	CHECK_STR(j[0].reason, "timed out after 50 s with ranks missing: 0,2");
 	mad_wait_job_free(&j[0]);
 
@@ -977,7 +980,7 @@ TEST(policy_a_job_pending_for_ever_ends_within_a_day)
 {
 	struct mad_wait_timing t;
 	struct mad_wait_job j;
-	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, WAIT_PENDING };
+	struct mad_wait_step s = { MAD_WAIT_SLEEP, 0, MAD_WAIT_PENDING };
 	double now = T0;
 	long asked = 0;
 
@@ -995,11 +998,11 @@ TEST(policy_a_job_pending_for_ever_ends_within_a_day)
 			now = s.at > now ? s.at : now + 1;
 		}
 	}
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_TIMEOUT);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_TIMEOUT);
 	CHECK(now <= T0 + 86400);
 	CHECK(t.deadline <= T0 + 86400);
 	CHECK(asked > 1);
-	CHECK(j.verdict == WAIT_TIMEOUT);
+	CHECK(j.verdict == MAD_WAIT_TIMEOUT);
 	CHECK(strstr(j.reason, "timed out after 86400 s") != NULL);
 	mad_wait_job_free(&j);
 
@@ -1019,7 +1022,7 @@ TEST(policy_one_squeue_for_every_undecided_job)
 
 	for (int i = 0; i < 3; i++)
 		mad_wait_job_init(&j[i], 210 + i, run_dir);
-	j[1].verdict = WAIT_OK;
+	j[1].verdict = MAD_WAIT_OK;
 	CHECK(mad_wait_queue_ids(j, 3, e) == 2);
 	CHECK(e[0].id == 210 && e[1].id == 212);
 	/* the answers go to the jobs asked about, not to the decided one */
@@ -1043,23 +1046,23 @@ TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
 		mad_wait_job_init(&j[i], 220 + i, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
 	t.next_queue = T0 + 100; /* squeue is another rule's */
-	j[0].verdict = WAIT_GONE;
+	j[0].verdict = MAD_WAIT_GONE;
 	s = next_at(&t, j, 3, &cfg, T0 + 1);
 	CHECK(s.action == MAD_WAIT_SLEEP); /* two still pending */
-	j[1].verdict = WAIT_FAILED;
+	j[1].verdict = MAD_WAIT_FAILED;
 	s = next_at(&t, j, 3, &cfg, T0 + 2);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_FAILED && j[2].verdict == WAIT_PENDING);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_FAILED && j[2].verdict == MAD_WAIT_PENDING);
 	for (int i = 0; i < 3; i++)
-		j[i].verdict = i ? WAIT_OK : WAIT_GONE;
+		j[i].verdict = i ? MAD_WAIT_OK : MAD_WAIT_GONE;
 	mad_wait_timing_init(&t, &cfg, T0);
 	s = next_at(&t, j, 3, &cfg, T0 + 1);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_GONE);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE);
 	/* an interruption: the undecided jobs get its reason */
 	mad_wait_timing_init(&t, &cfg, T0);
-	j[2].verdict = WAIT_PENDING;
-	mad_wait_end(&t, j, 3, WAIT_INTERRUPTED, "interrupted by signal 2");
+	j[2].verdict = MAD_WAIT_PENDING;
+	mad_wait_end(&t, j, 3, MAD_WAIT_INTERRUPTED, "interrupted by signal 2");
 	s = mad_wait_next(&t, j, 3, &cfg, T0 + 1);
-	CHECK(s.action == MAD_WAIT_END && s.code == WAIT_INTERRUPTED);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_INTERRUPTED);
 	CHECK_STR(j[2].reason, "interrupted by signal 2");
 	for (int i = 0; i < 3; i++)
 		mad_wait_job_free(&j[i]);
@@ -1075,10 +1078,10 @@ TEST(ready_rank0s_marker_makes_the_job_ready)
 	put("130/expected", "2\n");
 	put("130/ready_rank1", "http://n2:1/\nhost=n2\n"); /* not rank 0's: not the job's */
 	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_PENDING);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == MAD_WAIT_PENDING);
 	put("130/ready_rank0", "http://10.1.0.11:8000/\nrank=0\nhost=n1\njob=130\ntime=5\n");
 	mad_wait_scan(&j, &ready_cfg, 1, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &ready_cfg, 1) == WAIT_OK);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 1) == MAD_WAIT_OK);
 	CHECK_STR(j.endpoint, "http://10.1.0.11:8000/");
 	CHECK_STR(j.ready_host, "n1");
 	CHECK_STR(j.reason, "ready: http://10.1.0.11:8000/ (rank 0 on n1)");
@@ -1086,7 +1089,7 @@ TEST(ready_rank0s_marker_makes_the_job_ready)
 	/* without --ready the same folder is only a job still running */
 	job_init(&j, 130, run_dir);
 	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
-	CHECK(j.ready == 0 && mad_wait_decide(&j, &cfg, 1) == WAIT_PENDING);
+	CHECK(j.ready == 0 && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
 	mad_wait_job_free(&j);
 }
 
@@ -1101,9 +1104,9 @@ TEST(ready_a_job_that_ends_first_fails_at_once)
 	put("131/expected", "1\n");
 	put("131/done_rank0", "7\nhost=n1\n");
 	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_PENDING && j.rerun == RERUN_ASK);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == MAD_WAIT_PENDING && j.rerun == MAD_RERUN_ASK);
 	answer1(&j, &ready_cfg, "131 COMPLETING UNLIMITED\n", 0.1);
-	CHECK(mad_wait_decide(&j, &ready_cfg, 0.1) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0.1) == MAD_WAIT_FAILED);
 	CHECK_STR(j.reason, "rank 0 failed with exit status 7 on n1, before it was ready");
 	mad_wait_job_free(&j);
 	/* a success before readiness is a failure too */
@@ -1112,7 +1115,7 @@ TEST(ready_a_job_that_ends_first_fails_at_once)
 	put("132/expected", "1\n");
 	put("132/done_rank0", "0\nhost=n1\n");
 	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == MAD_WAIT_FAILED);
 	CHECK_STR(j.reason, "rank 0 exited 0: the job ended before it was ready");
 	mad_wait_job_free(&j);
 	/* gone from the queue: no grace for markers */
@@ -1120,7 +1123,7 @@ TEST(ready_a_job_that_ends_first_fails_at_once)
 	answer1(&j, &ready_cfg, "133 RUNNING UNLIMITED\n", 0);
 	for (int k = 1; k <= 3; k++)
 		answer1(&j, &ready_cfg, "", k);
-	CHECK(mad_wait_decide(&j, &ready_cfg, 3) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 3) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "ended before it was ready") != NULL);
 	mad_wait_job_free(&j);
 	/* a marker that is not one */
@@ -1128,7 +1131,7 @@ TEST(ready_a_job_that_ends_first_fails_at_once)
 	mkjob("134");
 	put("134/ready_rank0", "has space\n");
 	mad_wait_scan(&j, &ready_cfg, 0, err, sizeof(err));
-	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == WAIT_FAILED);
+	CHECK(mad_wait_decide(&j, &ready_cfg, 0) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "rank 0's ready marker") != NULL);
 	mad_wait_job_free(&j);
 }

@@ -58,11 +58,12 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 		char loop[MAD_ADDR_MAX];
 
 		snprintf(loop, sizeof(loop), "%s", c->master_addr);
-		if (mad_local_addr(NULL, f->nccl_ifnames, c->master_addr,
-				   sizeof(c->master_addr), err, size))
+		if (mad_local_addr(NULL, f->nccl_ifnames, c->master_addr, sizeof(c->master_addr),
+				   err, size))
 			return -1;
 		snprintf(c->addr_from, sizeof(c->addr_from),
-			 "computed (rank 0's own address: %s resolves to loopback %s here)", name, loop);
+			 "computed (rank 0's own address: %s resolves to loopback %s here)", name,
+			 loop);
 		return 0;
 	}
 	this_host(here, sizeof(here));
@@ -71,8 +72,7 @@ static int nodes_master(const struct mad_options *o, const struct mad_facts *f,
 			 name, c->master_addr, here, c->rank);
 }
 
-static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c,
-			char *err, size_t size)
+static int nodes_fanout(const struct mad_facts *f, struct mad_contract *c, char *err, size_t size)
 {
 	if (f->job_id == MAD_NONE)
 		return mad_error(err, size, "no job id (SLURM_JOB_ID) in the job environment");
@@ -152,8 +152,7 @@ static int array_fanout(const struct mad_options *o, const struct mad_facts *f,
  * else one derived from the job and step ids, in 20000..28999: below the
  * kernel's ephemeral ports (32768 up) and clear of torch's 29500, and
  * distinct for 64 steps of each of 140 consecutive jobs on a node. */
-static void choose_port(const struct mad_options *o, const struct mad_facts *f,
-			struct mad_contract *c)
+static void choose_port(const struct mad_options *o, const struct mad_facts *f, struct mad_contract *c)
 {
 	long slot;
 
@@ -165,8 +164,7 @@ static void choose_port(const struct mad_options *o, const struct mad_facts *f,
 	}
 	if (f->resv_port > 0) {
 		c->master_port = f->resv_port;
-		snprintf(c->port_from, sizeof(c->port_from),
-			 "SLURM (auto: SLURM_STEP_RESV_PORTS)");
+		snprintf(c->port_from, sizeof(c->port_from), "SLURM (auto: SLURM_STEP_RESV_PORTS)");
 		return;
 	}
 	slot = c->step_id == MAD_NONE ? 0 : (c->step_id + 1) % 64;
@@ -198,7 +196,8 @@ static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
 					 "--mad-nproc-per-node=gpu: no GPUs found on this node (SLURM_GPUS_ON_NODE, ROCR_/HIP_/CUDA_VISIBLE_DEVICES, /dev/kfd, /dev/nvidia*)");
 		} else {
 			c->nproc = 1;
-			snprintf(c->nproc_from, sizeof(c->nproc_from), "default (one task, no GPU found)");
+			snprintf(c->nproc_from, sizeof(c->nproc_from),
+				 "default (one task, no GPU found)");
 		}
 	} else if (f->node_tasks > 1) {
 		c->nproc = f->node_tasks;
@@ -360,9 +359,8 @@ int mad_contract_compute(const struct mad_options *o, const struct mad_facts *f,
 }
 
 /* Rank 0's node: its own address on the chosen network. */
-static int own_address(const struct mad_options *o, const struct mad_contract *c,
-		       const char *nccl, char *out, size_t osize, char *from,
-		       size_t fsize, char *err, size_t size)
+static int own_address(const struct mad_options *o, const struct mad_contract *c, const char *nccl,
+		       char *out, size_t osize, char *from, size_t fsize, char *err, size_t size)
 {
 	char host[256], name[320];
 
@@ -387,8 +385,8 @@ static int own_address(const struct mad_options *o, const struct mad_contract *c
 	return 0;
 }
 
-int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
-			    int wait, char *err, size_t size)
+int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c, int wait,
+			    char *err, size_t size)
 {
 	struct mad_rdzv r;
 	int rc;
@@ -397,8 +395,8 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 		return -1;
 	if (c->task0_publishes ? c->task_rank == 0 : c->rank == 0) {
 		memset(&r, 0, sizeof(r));
-		if (own_address(o, c, c->nccl_ifnames, r.addr, sizeof(r.addr),
-				c->addr_from, sizeof(c->addr_from), err, size))
+		if (own_address(o, c, c->nccl_ifnames, r.addr, sizeof(r.addr), c->addr_from,
+				sizeof(c->addr_from), err, size))
 			return -1;
 		snprintf(c->master_addr, sizeof(c->master_addr), "%s", r.addr);
 		if (c->local_rank > 0 && !c->task0_publishes)
@@ -446,14 +444,14 @@ static const char *option_source(const struct mad_options *o, enum mad_opt opt)
 	return mad_source_name(o->source[opt]);
 }
 
-int mad_contract_export(const struct mad_options *o,
-			const struct mad_contract *c, const char *env_from,
-			mad_setenv_fn set, void *ctx)
+int mad_contract_export(const struct mad_options *o, const struct mad_contract *c,
+			const char *env_from, mad_setenv_fn set, void *ctx)
 {
 	char num[12][24], task_from[48];
-	const long values[] = { c->rank, c->nnodes, c->task_rank, c->world_size,
-				c->local_rank, c->local_world_size, c->master_port,
-				c->collect_job_id, c->gpus, c->nproc };
+	const long values[] = { c->rank,        c->nnodes,         c->task_rank,
+				c->world_size,  c->local_rank,     c->local_world_size,
+				c->master_port, c->collect_job_id, c->gpus,
+				c->nproc };
 	const char *sched_from = o->scheduler != MAD_SCHED_AUTO ? option_source(o, MAD_OPT_SCHEDULER) :
 								  "computed (detected)";
 	const char *fanout_from =

@@ -26,29 +26,29 @@
 
 /* What the scheduler says about this task; MAD_NONE where unknown. */
 struct mad_facts {
-	int host_lacks_options;     /* SPANK host without spank_option_register */
-	int has_spur_job_id;        /* SPUR_JOB_ID in the job env */
-	long job_id;                /* SLURM_JOB_ID */
+	int host_lacks_options; /* SPANK host without spank_option_register */
+	int has_spur_job_id;    /* SPUR_JOB_ID in the job env */
+	long job_id;            /* SLURM_JOB_ID */
 	long array_job_id, array_task_id, array_task_min, array_task_count;
-	int batch_step;             /* SLURM's batch script, not an srun step */
-	long step_id;               /* srun step id; MAD_NONE outside a step */
-	long node_id, nnodes;       /* step-relative; batch: none */
-	long job_nnodes;            /* SLURM_JOB_NUM_NODES */
-	const char *nodelist;       /* the step's list, else the job's */
+	int batch_step;       /* SLURM's batch script, not an srun step */
+	long step_id;         /* srun step id; MAD_NONE outside a step */
+	long node_id, nnodes; /* step-relative; batch: none */
+	long job_nnodes;      /* SLURM_JOB_NUM_NODES */
+	const char *nodelist; /* the step's list, else the job's */
 	long restart_count;
 	char cluster[64]; /* SLURM_CLUSTER_NAME, "" unknown */
 	long uid;         /* the job's user; MAD_NONE: the caller */
 	/* this task in its step (srun steps only) */
-	long task_id, ntasks;       /* SLURM_PROCID, the step's task count */
+	long task_id, ntasks;        /* SLURM_PROCID, the step's task count */
 	long local_id, local_ntasks; /* SLURM_LOCALID, tasks of the step here */
-	long node_tasks;            /* tasks per node of the allocation here */
-	long inherited_nproc;       /* MAD_NPROC_PER_NODE this job's batch step set */
-	long resv_port;             /* first of SLURM_STEP_RESV_PORTS */
+	long node_tasks;             /* tasks per node of the allocation here */
+	long inherited_nproc;        /* MAD_NPROC_PER_NODE this job's batch step set */
+	long resv_port;              /* first of SLURM_STEP_RESV_PORTS */
 	int layout_arbitrary; /* SLURM_DISTRIBUTION=arbitrary: task 0 where srun's host list says */
 	char layout[32];      /* SLURM_DISTRIBUTION, "" unknown */
-	long gpus;                  /* mad_gpus_detect(), -1 unknown */
+	long gpus;            /* mad_gpus_detect(), -1 unknown */
 	const char *gpus_from;
-	char nccl_ifnames[256];     /* NCCL_SOCKET_IFNAME */
+	char nccl_ifnames[256]; /* NCCL_SOCKET_IFNAME */
 };
 
 void mad_facts_init(struct mad_facts *f);
@@ -62,8 +62,8 @@ void mad_facts_init(struct mad_facts *f);
  * else the job's, copied into NODELIST.  A batch script is told by the
  * absence of SLURM_STEP_ID; on spur it runs on every node and has its
  * node's rank. */
-void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
-			char *nodelist, size_t size);
+void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx, char *nodelist,
+			size_t size);
 
 /* The count for node INDEX in a SLURM tasks-per-node list ("2(x3),1"), or
  * MAD_NONE when SPEC is malformed or too short. */
@@ -72,35 +72,35 @@ long mad_tasks_on_node(const char *spec, long index);
 struct mad_contract {
 	enum mad_scheduler scheduler; /* MAD_SCHED_SLURM or MAD_SCHED_SPUR */
 	enum mad_fanout fanout;       /* MAD_FANOUT_NODES or MAD_FANOUT_ARRAY */
-	const char *facts_from;     /* "SLURM" or "spur": who told the ranks */
-	long rank, nnodes;          /* node level */
-	long task_rank, world_size; /* process level */
+	const char *facts_from;       /* "SLURM" or "spur": who told the ranks */
+	long rank, nnodes;            /* node level */
+	long task_rank, world_size;   /* process level */
 	long local_rank, local_world_size;
-	int task_facts;             /* process level from the scheduler's task ids */
-	int process_level;          /* 0: exported unset (a multi-node batch step) */
+	int task_facts;    /* process level from the scheduler's task ids */
+	int process_level; /* 0: exported unset (a multi-node batch step) */
 	long collect_job_id;
-	long step_id;               /* MAD_NONE: the batch script (or spur's) */
+	long step_id; /* MAD_NONE: the batch script (or spur's) */
 	long master_port;
 	char port_from[96];
-	char master_host[256];      /* rank 0's node name (nodes fan-out) */
+	char master_host[256];          /* rank 0's node name (nodes fan-out) */
 	char master_addr[MAD_ADDR_MAX]; /* "" until known (rendezvous) */
 	char addr_from[512];
-	int needs_rendezvous;       /* rank 0's address comes by the run folder */
-	int task0_publishes;        /* ... published by task 0's node, not node 0's */
-	char nccl_ifnames[256];     /* NCCL_SOCKET_IFNAME, for rank 0's address */
-	long gpus;                  /* -1 unknown */
+	int needs_rendezvous;   /* rank 0's address comes by the run folder */
+	int task0_publishes;    /* ... published by task 0's node, not node 0's */
+	char nccl_ifnames[256]; /* NCCL_SOCKET_IFNAME, for rank 0's address */
+	long gpus;              /* -1 unknown */
 	const char *gpus_from;
 	long nproc;
 	char nproc_from[64];
-	char run_dir[MAD_VALUE_MAX]; /* "" without a run folder */
+	char run_dir[MAD_VALUE_MAX];   /* "" without a run folder */
 	char job_dir[MAD_JOBDIR_PATH]; /* the attempt's folder (jobdir.h) once opened */
 	int job_dir_open;              /* job_dir is the opened one, not just its first name */
 	char job_dir_notes[1024];      /* the folders passed over, for messages and --explain */
 	char cluster[64];              /* the attempt's identity (jobdir.h) */
 	long restart;
 	uid_t uid;
-	char record[32];            /* the step's rendezvous record in job_dir */
-	long markers_expected;      /* done_rank files the job will leave */
+	char record[32];       /* the step's rendezvous record in job_dir */
+	long markers_expected; /* done_rank files the job will leave */
 	long timeout;
 };
 
@@ -115,17 +115,16 @@ int mad_contract_ids(const struct mad_options *opts, const struct mad_facts *fac
  * ids, port, folders, GPUs, and MASTER_ADDR in nodes fan-out (rank 0's
  * node, resolved; never loopback in a multi-node job).
  * 0, or -1 with ERR saying what is missing or wrong. */
-int mad_contract_compute(const struct mad_options *opts,
-			 const struct mad_facts *facts, struct mad_contract *c,
-			 char *err, size_t size);
+int mad_contract_compute(const struct mad_options *opts, const struct mad_facts *facts,
+			 struct mad_contract *c, char *err, size_t size);
 
 /* When c->needs_rendezvous: rank 0's node finds its own address (iface,
  * addr-suffix, NCCL_SOCKET_IFNAME, default route) and its first task
  * publishes it in the job folder; the other nodes read it, waiting up to
  * the timeout when WAIT (else a missing record leaves them pending).
  * 0 with c->master_addr set, 1 pending, -1 with ERR. */
-int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract *c,
-			    int wait, char *err, size_t size);
+int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract *c, int wait,
+			    char *err, size_t size);
 
 /* Opens this attempt's job folder below c->run_dir (jobdir.h) in MODE, as
  * c->uid: c->job_dir becomes its path and c->job_dir_notes names what was
@@ -145,11 +144,9 @@ int mad_contract_check_port(const struct mad_contract *c, char *err, size_t size
  * default, SLURM, spur, rendezvous, computed), for mad-env --explain.
  * VALUE NULL: the variable must be unset (the process level of a
  * multi-node batch step, design §3). */
-typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value,
-			     const char *source);
-int mad_contract_export(const struct mad_options *opts,
-			const struct mad_contract *c, const char *env_from,
-			mad_setenv_fn set, void *ctx);
+typedef int (*mad_setenv_fn)(void *ctx, const char *name, const char *value, const char *source);
+int mad_contract_export(const struct mad_options *opts, const struct mad_contract *c,
+			const char *env_from, mad_setenv_fn set, void *ctx);
 
 /* Reads a decimal environment value into *OUT (MAD_NONE if absent or not
  * a number); a helper for the front-ends gathering facts. */

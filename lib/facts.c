@@ -67,8 +67,7 @@ static long env_long(mad_getenv_fn getenv_fn, void *ctx, const char *name)
 }
 
 /* This node's count in a tasks-per-node variable. */
-static long env_tasks_on_node(mad_getenv_fn getenv_fn, void *ctx, const char *name,
-			      long index)
+static long env_tasks_on_node(mad_getenv_fn getenv_fn, void *ctx, const char *name, long index)
 {
 	char buf[1024];
 
@@ -77,8 +76,8 @@ static long env_tasks_on_node(mad_getenv_fn getenv_fn, void *ctx, const char *na
 	return mad_tasks_on_node(buf, index);
 }
 
-void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
-			char *nodelist, size_t size)
+void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx, char *nodelist,
+			size_t size)
 {
 	char buf[64];
 	long here, nnodes;

@@ -93,10 +93,11 @@ static long nvidia_gpus(const char *root)
 	return n > 0 ? n : -1;
 }
 
-long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root,
-		     const char **from)
+long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root, const char **from)
 {
-	static const struct { const char *var, *from; } lists[] = {
+	static const struct {
+		const char *var, *from;
+	} lists[] = {
 		{ "ROCR_VISIBLE_DEVICES", "env (ROCR_VISIBLE_DEVICES)" },
 		{ "HIP_VISIBLE_DEVICES", "env (HIP_VISIBLE_DEVICES)" },
 		{ "CUDA_VISIBLE_DEVICES", "env (CUDA_VISIBLE_DEVICES)" },
@@ -111,8 +112,7 @@ long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root,
 		return n;
 	}
 	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++)
-		if (getenv_fn(ctx, lists[i].var, buf, sizeof(buf)) == 1 &&
-		    (n = list_count(buf)) >= 0) {
+		if (getenv_fn(ctx, lists[i].var, buf, sizeof(buf)) == 1 && (n = list_count(buf)) >= 0) {
 			*from = lists[i].from;
 			return n;
 		}

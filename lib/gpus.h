@@ -13,7 +13,6 @@
 /* The count, or -1 when nothing tells (no GPU found is "unknown", not 0:
  * a node may have GPUs this code cannot see).  *FROM names the source.
  * ROOT prefixes /dev and /sys ("" on a real node; a test's fake tree). */
-long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root,
-		     const char **from);
+long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root, const char **from);
 
 #endif

@@ -14,22 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DIGITS 18           /* 10^18 - 1 fits in 63 bits, sums too */
-#define MAX_COUNT  (UINT64_MAX / 2)
+#define MAX_DIGITS 18 /* 10^18 - 1 fits in 63 bits, sums too */
+#define MAX_COUNT (UINT64_MAX / 2)
 
 struct hl_range {
 	uint64_t lo, hi;
-	unsigned width;         /* digits of the low bound as written */
+	unsigned width; /* digits of the low bound as written */
 };
 
 struct hl_text {
-	size_t off, len;        /* into hostlist.text */
+	size_t off, len; /* into hostlist.text */
 };
 
 struct hl_group {
 	size_t first_range, nranges;
 	uint64_t count;
-	size_t max_len;         /* widest number this group prints */
+	size_t max_len; /* widest number this group prints */
 };
 
 struct hl_pattern {
@@ -46,7 +46,7 @@ struct hostlist {
 	struct hl_pattern *patterns;
 	size_t nranges, ngroups, ntexts, npatterns;
 	size_t cap_ranges, cap_groups, cap_texts, cap_patterns;
-	size_t max_groups;      /* most groups in one pattern */
+	size_t max_groups; /* most groups in one pattern */
 	uint64_t count;
 	size_t max_len;
 };
@@ -80,8 +80,8 @@ static int is_digit(unsigned char c)
 
 static int is_host_char(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       is_digit(c) || c == '.' || c == '_' || c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '.' ||
+	       c == '_' || c == '-';
 }
 
 static unsigned count_digits(uint64_t n)
@@ -98,15 +98,16 @@ static unsigned count_digits(uint64_t n)
 struct parser {
 	const char *s;
 	size_t len;
-	size_t pos;             /* next byte */
-	size_t token;           /* start of the current pattern */
+	size_t pos;   /* next byte */
+	size_t token; /* start of the current pattern */
 	struct hl_error *err;
 };
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int fail_at(struct parser *ps, size_t at, const char *fmt, ...)
+static int
+fail_at(struct parser *ps, size_t at, const char *fmt, ...)
 {
 	char what[120], token[96];
 	size_t end = ps->token;
@@ -127,22 +128,18 @@ static int fail_char(struct parser *ps, const char *where)
 	char c[16];
 
 	mad_printable(c, sizeof(c), ps->s + ps->pos, 1);
-	return fail_at(ps, ps->pos, "character '%s' is not allowed %s", c,
-		       where);
+	return fail_at(ps, ps->pos, "character '%s' is not allowed %s", c, where);
 }
 
 /* Reads a bound at ps->pos into *NUM and its digit count into *WIDTH. */
-static int parse_number(struct parser *ps, uint64_t *num, unsigned *width,
-			const char *which)
+static int parse_number(struct parser *ps, uint64_t *num, unsigned *width, const char *which)
 {
 	size_t start = ps->pos;
 	uint64_t n = 0;
 
 	while (ps->pos < ps->len && is_digit((unsigned char)ps->s[ps->pos])) {
 		if (ps->pos - start == MAX_DIGITS)
-			return fail_at(ps, start,
-				       "number has more than %d digits",
-				       MAX_DIGITS);
+			return fail_at(ps, start, "number has more than %d digits", MAX_DIGITS);
 		n = n * 10 + (uint64_t)(ps->s[ps->pos] - '0');
 		ps->pos++;
 	}
@@ -150,12 +147,10 @@ static int parse_number(struct parser *ps, uint64_t *num, unsigned *width,
 		if (ps->pos >= ps->len)
 			return fail_at(ps, ps->pos, "'[' is never closed");
 		if (ps->s[ps->pos] == ']' || ps->s[ps->pos] == ',')
-			return fail_at(ps, ps->pos, "empty %s in brackets",
-				       which);
+			return fail_at(ps, ps->pos, "empty %s in brackets", which);
 		if (ps->s[ps->pos] == '-')
 			return fail_at(ps, ps->pos,
-				       "'-' without a %s (negative numbers are not allowed)",
-				       which);
+				       "'-' without a %s (negative numbers are not allowed)", which);
 		if (ps->s[ps->pos] == '[')
 			return fail_at(ps, ps->pos, "brackets cannot nest");
 		return fail_char(ps, "inside brackets (only digits, '-' and ',')");
@@ -186,8 +181,7 @@ static int parse_group(struct parser *ps, struct hostlist *hl)
 				return -1;
 		}
 		if (r.lo > r.hi)
-			return fail_at(ps, start,
-				       "range '%.*s' goes down (low bound above high bound)",
+			return fail_at(ps, start, "range '%.*s' goes down (low bound above high bound)",
 				       (int)(ps->pos - start), ps->s + start);
 		grp.count += r.hi - r.lo + 1;
 		if (grp.count > MAX_COUNT)
@@ -196,8 +190,7 @@ static int parse_group(struct parser *ps, struct hostlist *hl)
 			grp.max_len = count_digits(r.hi);
 		if (r.width > grp.max_len)
 			grp.max_len = r.width;
-		p = grow(hl->ranges, &hl->cap_ranges, hl->nranges,
-			 sizeof(*hl->ranges));
+		p = grow(hl->ranges, &hl->cap_ranges, hl->nranges, sizeof(*hl->ranges));
 		if (!p)
 			return fail_at(ps, start, "out of memory");
 		hl->ranges = p;
@@ -209,8 +202,7 @@ static int parse_group(struct parser *ps, struct hostlist *hl)
 		if (ps->s[ps->pos] == ']')
 			break;
 		if (ps->s[ps->pos] == '/')
-			return fail_at(ps, ps->pos,
-				       "step ranges ('/') are not supported");
+			return fail_at(ps, ps->pos, "step ranges ('/') are not supported");
 		if (ps->s[ps->pos] != ',')
 			return fail_char(ps, "inside brackets (only digits, '-' and ',')");
 		ps->pos++;
@@ -226,8 +218,7 @@ static int parse_group(struct parser *ps, struct hostlist *hl)
 
 static int push_text(struct parser *ps, struct hostlist *hl, size_t start)
 {
-	void *p = grow(hl->texts, &hl->cap_texts, hl->ntexts,
-		       sizeof(*hl->texts));
+	void *p = grow(hl->texts, &hl->cap_texts, hl->ntexts, sizeof(*hl->texts));
 
 	if (!p)
 		return fail_at(ps, start, "out of memory");
@@ -247,14 +238,12 @@ static int parse_pattern(struct parser *ps, struct hostlist *hl)
 
 	ps->token = ps->pos;
 	for (;;) {
-		unsigned char c = ps->pos < ps->len ?
-				  (unsigned char)ps->s[ps->pos] : ',';
+		unsigned char c = ps->pos < ps->len ? (unsigned char)ps->s[ps->pos] : ',';
 
 		if (is_separator(c))
 			break;
 		if (c == '[') {
-			if (push_text(ps, hl, text_start) ||
-			    parse_group(ps, hl))
+			if (push_text(ps, hl, text_start) || parse_group(ps, hl))
 				return -1;
 			text_start = ps->pos;
 		} else if (c == ']') {
@@ -288,8 +277,7 @@ static int parse_pattern(struct parser *ps, struct hostlist *hl)
 		hl->max_len = pat.max_len;
 	if (pat.ngroups > hl->max_groups)
 		hl->max_groups = pat.ngroups;
-	p = grow(hl->patterns, &hl->cap_patterns, hl->npatterns,
-		 sizeof(*hl->patterns));
+	p = grow(hl->patterns, &hl->cap_patterns, hl->npatterns, sizeof(*hl->patterns));
 	if (!p)
 		return fail_at(ps, ps->token, "out of memory");
 	hl->patterns = p;
@@ -297,8 +285,7 @@ static int parse_pattern(struct parser *ps, struct hostlist *hl)
 	return 0;
 }
 
-int hostlist_parse(const char *text, size_t len, struct hostlist **out,
-		   struct hl_error *err)
+int hostlist_parse(const char *text, size_t len, struct hostlist **out, struct hl_error *err)
 {
 	struct parser ps = { text, len, 0, 0, err };
 	struct hostlist *hl;
@@ -363,8 +350,7 @@ static size_t put_text(const struct hostlist *hl, size_t t, char *at)
 	return hl->texts[t].len;
 }
 
-long hostlist_nth(const struct hostlist *hl, uint64_t n, char *buf,
-		  size_t size)
+long hostlist_nth(const struct hostlist *hl, uint64_t n, char *buf, size_t size)
 {
 	size_t i, g, len;
 
@@ -374,8 +360,7 @@ long hostlist_nth(const struct hostlist *hl, uint64_t n, char *buf,
 		return -1;
 
 	const struct hl_pattern *p = &hl->patterns[i];
-	const struct hl_group *last = p->ngroups ?
-		&hl->groups[p->first_group + p->ngroups - 1] : NULL;
+	const struct hl_group *last = p->ngroups ? &hl->groups[p->first_group + p->ngroups - 1] : NULL;
 	uint64_t q = last ? n / last->count : 0;
 
 	/* Digits in SLURM's order (see advance()): the last group is the
@@ -404,22 +389,20 @@ long hostlist_nth(const struct hostlist *hl, uint64_t n, char *buf,
 }
 
 struct cursor {
-	size_t *range;          /* per group: index of its current range */
-	uint64_t *num;          /* per group: current number */
-	size_t *pos;            /* per group: where its number starts in buf */
+	size_t *range; /* per group: index of its current range */
+	uint64_t *num; /* per group: current number */
+	size_t *pos;   /* per group: where its number starts in buf */
 };
 
 /* Rewrites the name from group G0 on; returns the new length. */
-static size_t render_from(const struct hostlist *hl,
-			  const struct hl_pattern *p, size_t g0,
+static size_t render_from(const struct hostlist *hl, const struct hl_pattern *p, size_t g0,
 			  struct cursor *cur, char *buf)
 {
 	size_t at = cur->pos[g0], g;
 
 	for (g = g0; g < p->ngroups; g++) {
 		const struct hl_group *grp = &hl->groups[p->first_group + g];
-		const struct hl_range *r =
-			&hl->ranges[grp->first_range + cur->range[g]];
+		const struct hl_range *r = &hl->ranges[grp->first_range + cur->range[g]];
 
 		cur->pos[g] = at;
 		at += fmt_u64(buf + at, cur->num[g], r->width);
@@ -430,8 +413,8 @@ static size_t render_from(const struct hostlist *hl,
 }
 
 /* Steps group G to its next number; 0, or -1 when it wrapped around. */
-static int step_group(const struct hostlist *hl, const struct hl_pattern *p,
-		      size_t g, struct cursor *cur)
+static int step_group(const struct hostlist *hl, const struct hl_pattern *p, size_t g,
+		      struct cursor *cur)
 {
 	const struct hl_group *grp = &hl->groups[p->first_group + g];
 	const struct hl_range *r = &hl->ranges[grp->first_range + cur->range[g]];
@@ -454,8 +437,7 @@ static int step_group(const struct hostlist *hl, const struct hl_pattern *p,
  * after the last name.  SLURM expands "a[..]b[..]c[..]" by recursing on the
  * last bracket of the prefix, so the final group varies fastest, then the
  * first, the second, and so on: a1b1c1 a1b1c2 a2b1c1 a2b1c2 a1b2c1 ... */
-static long advance(const struct hostlist *hl, const struct hl_pattern *p,
-		    struct cursor *cur)
+static long advance(const struct hostlist *hl, const struct hl_pattern *p, struct cursor *cur)
 {
 	size_t last, g;
 
@@ -470,8 +452,7 @@ static long advance(const struct hostlist *hl, const struct hl_pattern *p,
 	return -1;
 }
 
-int hostlist_foreach(const struct hostlist *hl, hostlist_visit_fn fn,
-		     void *arg)
+int hostlist_foreach(const struct hostlist *hl, hostlist_visit_fn fn, void *arg)
 {
 	size_t n = hl->max_groups ? hl->max_groups : 1, i, g;
 	struct cursor cur;
@@ -493,8 +474,7 @@ int hostlist_foreach(const struct hostlist *hl, hostlist_visit_fn fn,
 
 		for (g = 0; g < p->ngroups; g++) {
 			cur.range[g] = 0;
-			cur.num[g] = hl->ranges[hl->groups[p->first_group + g]
-						.first_range].lo;
+			cur.num[g] = hl->ranges[hl->groups[p->first_group + g].first_range].lo;
 		}
 		cur.pos[0] = len;
 		buf[len] = '\0';
@@ -506,8 +486,7 @@ int hostlist_foreach(const struct hostlist *hl, hostlist_visit_fn fn,
 				break;
 			changed = advance(hl, p, &cur);
 			if (changed >= 0)
-				len = render_from(hl, p, (size_t)changed, &cur,
-						  buf);
+				len = render_from(hl, p, (size_t)changed, &cur, buf);
 		} while (changed >= 0);
 	}
 out:
@@ -569,10 +548,10 @@ void hostvec_free(struct hostvec *v)
 /* A name split as SLURM splits it: text, then a trailing number. */
 struct hostkey {
 	const char *name;
-	size_t len, plen;       /* whole name, text before the number */
+	size_t len, plen; /* whole name, text before the number */
 	uint64_t num;
-	unsigned width;         /* digits of the number; 0 = no number */
-	size_t idx;             /* position in the vector, for stability */
+	unsigned width; /* digits of the number; 0 = no number */
+	size_t idx;     /* position in the vector, for stability */
 };
 
 static void host_key(const struct hostvec *v, size_t i, struct hostkey *k)
@@ -669,8 +648,7 @@ int hostvec_uniq(struct hostvec *v)
 	if (v->sorted) {
 		/* Sorted order puts equal names next to each other. */
 		for (i = 0; i < v->n; i++)
-			if (n == 0 || strcmp(hostvec_at(v, i),
-					     v->arena + v->off[n - 1]))
+			if (n == 0 || strcmp(hostvec_at(v, i), v->arena + v->off[n - 1]))
 				v->off[n++] = v->off[i];
 		v->n = n;
 		return 0;
@@ -750,8 +728,7 @@ int hostvec_compress(const struct hostvec *v, struct strbuf *out)
 		    memcmp(k.name, group.name, k.plen) == 0) {
 			struct run *last = &runs[nruns - 1];
 
-			if (k.num == last->hi + 1 &&
-			    same_text(k.num, k.width, last->width)) {
+			if (k.num == last->hi + 1 && same_text(k.num, k.width, last->width)) {
 				last->hi = k.num;
 				continue;
 			}

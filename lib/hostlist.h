@@ -29,14 +29,13 @@ struct strbuf;
 struct hostlist;
 
 struct hl_error {
-	char msg[256];  /* names the bad part of the input */
-	size_t offset;  /* byte offset of the bad part */
+	char msg[256]; /* names the bad part of the input */
+	size_t offset; /* byte offset of the bad part */
 };
 
 /* Parses LEN bytes of TEXT.  0 and *OUT on success; -1 with ERR filled
  * (and *OUT NULL) on a bad expression, an empty one, or no memory. */
-int hostlist_parse(const char *text, size_t len, struct hostlist **out,
-		   struct hl_error *err);
+int hostlist_parse(const char *text, size_t len, struct hostlist **out, struct hl_error *err);
 void hostlist_free(struct hostlist *hl);
 
 /* Number of host names, duplicates included (parse keeps it below 2^63). */
@@ -47,27 +46,28 @@ size_t hostlist_max_len(const struct hostlist *hl);
 /* Writes host N (0-based) into BUF with a NUL; returns its length, or -1
  * when N is out of range or SIZE too small.  Costs O(patterns + ranges),
  * never an expansion. */
-long hostlist_nth(const struct hostlist *hl, uint64_t n, char *buf,
-		  size_t size);
+long hostlist_nth(const struct hostlist *hl, uint64_t n, char *buf, size_t size);
 
 /* Calls FN for each host name in order (NAME is NUL-terminated and valid only
  * during the call).  Stops and returns FN's value when that is non-zero;
  * returns -1 if no memory, else 0. */
 typedef int (*hostlist_visit_fn)(const char *name, size_t len, void *arg);
-int hostlist_foreach(const struct hostlist *hl, hostlist_visit_fn fn,
-		     void *arg);
+int hostlist_foreach(const struct hostlist *hl, hostlist_visit_fn fn, void *arg);
 
 /* ---- host name vectors: what sorting, de-duplication and compression need */
 
 struct hostvec {
-	char *arena;     /* the names, each NUL-terminated */
+	char *arena; /* the names, each NUL-terminated */
 	size_t arena_len, arena_cap;
-	size_t *off;     /* where each name starts in ARENA */
+	size_t *off; /* where each name starts in ARENA */
 	size_t n, cap;
-	int sorted;      /* hostvec_sort() ran since the last push */
+	int sorted; /* hostvec_sort() ran since the last push */
 };
 
-#define HOSTVEC_INIT { NULL, 0, 0, NULL, 0, 0, 0 }
+#define HOSTVEC_INIT                      \
+	{                                 \
+		NULL, 0, 0, NULL, 0, 0, 0 \
+	}
 
 int hostvec_push(struct hostvec *v, const char *name, size_t len);
 /* Appends every host of HL; -1 if no memory. */

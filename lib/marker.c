@@ -115,8 +115,8 @@ int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
 	return mad_write_file(job_dir, "expected", buf, (size_t)n, 0, err, size);
 }
 
-int mad_marker_parse(const char *text, size_t len, long *status, long *time,
-		     char *host, size_t hsize, char *note, size_t nsize)
+int mad_marker_parse(const char *text, size_t len, long *status, long *time, char *host,
+		     size_t hsize, char *note, size_t nsize)
 {
 	const char *p = text, *end = text + len, *eol;
 	char first[32];

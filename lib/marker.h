@@ -40,7 +40,7 @@ int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, co
 int mad_expected_write(const char *job_dir, long count, char *err, size_t size);
 /* Reads a marker's text: 1 complete (*STATUS, *TIME or -1, HOST, NOTE from
  * error=), 0 empty, -1 not a marker (NOTE says why). */
-int mad_marker_parse(const char *text, size_t len, long *status, long *time,
-		     char *host, size_t hsize, char *note, size_t nsize);
+int mad_marker_parse(const char *text, size_t len, long *status, long *time, char *host,
+		     size_t hsize, char *note, size_t nsize);
 
 #endif

@@ -22,8 +22,8 @@
 static void addr_text(const struct sockaddr *sa, char *out, size_t size)
 {
 	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
-			  out, (socklen_t)size);
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+			  (socklen_t)size);
 	else
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
 			  out, (socklen_t)size);
@@ -426,9 +426,9 @@ static int default_route_iface(char *name, size_t size)
 	if (!f)
 		return -1;
 	while (rc && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%32s %x %*s %*s %*s %*s %*s %*s %*s %63s", dest6, &plen,
-			   ifname) == 3 && plen == 0 && strspn(dest6, "0") == 32 &&
-		    strcmp(ifname, "lo") && strlen(ifname) < size) {
+		if (sscanf(line, "%32s %x %*s %*s %*s %*s %*s %*s %*s %63s", dest6, &plen, ifname) == 3 &&
+		    plen == 0 && strspn(dest6, "0") == 32 && strcmp(ifname, "lo") &&
+		    strlen(ifname) < size) {
 			strcpy(name, ifname);
 			rc = 0;
 		}
@@ -436,8 +436,8 @@ static int default_route_iface(char *name, size_t size)
 	return rc;
 }
 
-int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
-		   size_t size, char *err, size_t errsize)
+int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out, size_t size, char *err,
+		   size_t errsize)
 {
 	char name[64];
 
@@ -461,8 +461,7 @@ int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
 					 name);
 		}
 	}
-	if (default_route_iface(name, sizeof(name)) == 0 &&
-	    iface_addr(name, out, size) == 0)
+	if (default_route_iface(name, sizeof(name)) == 0 && iface_addr(name, out, size) == 0)
 		return 0;
 	if (iface_addr(NULL, out, size) == 0)
 		return 0;

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define MAD_ADDR_MAX 64         /* INET6_ADDRSTRLEN and a margin */
+#define MAD_ADDR_MAX 64 /* INET6_ADDRSTRLEN and a margin */
 
 /* The hosts file mad_resolve_addr reads itself, before the resolver. */
 #define MAD_HOSTS_FILE "/etc/hosts"
@@ -29,8 +29,7 @@
  * (getaddrinfo_a: nsswitch, DNS), IPv4 first, within MAD_RESOLVE_TIMEOUT.
  * 0, or -1 with ERR naming HOST (and, when the resolver did not answer,
  * the deadline).  Thread-safe; a late answer is freed when it comes. */
-int mad_resolve_addr(const char *host, char *out, size_t size, char *err,
-		     size_t errsize);
+int mad_resolve_addr(const char *host, char *out, size_t size, char *err, size_t errsize);
 
 /* mad_resolve_addr with the hosts file HOSTS and a deadline of TIMEOUT_MS
  * milliseconds, for tests (mad_resolve_addr passes MAD_HOSTS_FILE and
@@ -55,8 +54,8 @@ int mad_addr_valid(const char *addr);
  * exclusion lists are skipped), else the default route's interface, else
  * the first interface that is up and not loopback; on each, IPv4 before
  * IPv6 (global scope only).  Never loopback.  0 or -1 with ERR. */
-int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out,
-		   size_t size, char *err, size_t errsize);
+int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out, size_t size, char *err,
+		   size_t errsize);
 
 /* Whether a listener could bind PORT on this node now (wildcard address,
  * SO_REUSEADDR as torch's store sets it, so only a live listener or a

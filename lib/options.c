@@ -131,8 +131,7 @@ void mad_opt_spank_env_name(enum mad_opt opt, char *buf, size_t size)
 const char *mad_source_name(enum mad_source src)
 {
 	static const char *const names[] = {
-		"unset", "option", "option (SLURM's env form)", "env", "user",
-		"site", "default",
+		"unset", "option", "option (SLURM's env form)", "env", "user", "site", "default",
 	};
 	return names[src];
 }
@@ -149,8 +148,8 @@ int mad_opt_by_name(const char *name, size_t len)
 
 static int is_name_char(char c, const char *extra)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || (c && strchr(extra, c));
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr(extra, c));
 }
 
 int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
@@ -259,8 +258,7 @@ int mad_plugstack_check(int ac, char *const av[], char *err, size_t size)
 	int i, opt;
 
 	for (i = 0; i < ac; i++) {
-		if (split_arg(av[i], &keylen, &value) ||
-		    (opt = mad_opt_by_name(av[i], keylen)) < 0)
+		if (split_arg(av[i], &keylen, &value) || (opt = mad_opt_by_name(av[i], keylen)) < 0)
 			return plugstack_known(err, size, av[i]);
 		if (mad_opt_check((enum mad_opt)opt, value, sub, sizeof(sub)))
 			return mad_error(err, size, "plugstack.conf: %s", sub);
@@ -323,9 +321,8 @@ int mad_options_model_asked(const char *const cli[MAD_OPT_COUNT], mad_getenv_fn 
 
 /* Takes option OPT from environment variable NAME: 1 taken, 0 absent,
  * -1 (ERR) too long or a bad value. */
-static int from_env(struct mad_options *opts, enum mad_opt opt,
-		    const char *name, enum mad_source src,
-		    mad_getenv_fn getenv_fn, void *ctx, char *err, size_t size)
+static int from_env(struct mad_options *opts, enum mad_opt opt, const char *name,
+		    enum mad_source src, mad_getenv_fn getenv_fn, void *ctx, char *err, size_t size)
 {
 	char buf[MAD_VALUE_MAX];
 	int rc = getenv_fn(ctx, name, buf, sizeof(buf));
@@ -415,8 +412,7 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_
 			const char *value;
 			size_t keylen;
 
-			if (!split_arg(av[k], &keylen, &value) &&
-			    mad_opt_by_name(av[k], keylen) == i)
+			if (!split_arg(av[k], &keylen, &value) && mad_opt_by_name(av[k], keylen) == i)
 				break;
 		}
 		if (k >= 0) {

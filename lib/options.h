@@ -83,8 +83,7 @@ int mad_opt_check_from(enum mad_opt opt, const char *value, enum mad_source src,
 
 /* Reads one environment variable: 1 found (copied into BUF), 0 absent,
  * -1 longer than SIZE.  The plugin passes spank_getenv, tools getenv. */
-typedef int (*mad_getenv_fn)(void *ctx, const char *name, char *buf,
-			     size_t size);
+typedef int (*mad_getenv_fn)(void *ctx, const char *name, char *buf, size_t size);
 
 /* Whether the environment comes from inside a mad job: MAD_ENV_FROM is
  * absent (FRESH), or set by this very job (OWN_JOB: mad-env in a job the

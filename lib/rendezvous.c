@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-int mad_rdzv_publish(const char *job_dir, const char *record,
-		     const struct mad_rdzv *r, char *err, size_t size)
+int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_rdzv *r, char *err,
+		     size_t size)
 {
 	char buf[512];
 	int len;
@@ -123,7 +123,7 @@ int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, uid_t ui
 		/* fast at first (a gang-scheduled job meets within a second),
 		 * then at most one read a second */
 		delay = delay * 1.5 > (waited > 30 ? 1.0 : 0.2) ? (waited > 30 ? 1.0 : 0.2) :
-			delay * 1.5;
+								  delay * 1.5;
 	}
 	return mad_error(err, size,
 			 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/%s' and found %s; is rank 0 running? (squeue -j %ld)",

@@ -15,17 +15,17 @@
 #define MAD_RDZV_RECORD "rendezvous"
 
 struct mad_rdzv {
-	char addr[64];              /* IPv4 or IPv6, as text */
+	char addr[64]; /* IPv4 or IPv6, as text */
 	long port;
 	char host[256];
 	long job_id;
 	long nnodes;
-	long tasks_per_node;        /* rank 0's; -1 in a record without it */
-	long time;                  /* when it was written; -1 in a record without it */
+	long tasks_per_node; /* rank 0's; -1 in a record without it */
+	long time;           /* when it was written; -1 in a record without it */
 };
 
-int mad_rdzv_publish(const char *job_dir, const char *record,
-		     const struct mad_rdzv *r, char *err, size_t size);
+int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_rdzv *r, char *err,
+		     size_t size);
 /* 1 and *R when a record is there, 0 when not yet, -1 (ERR) when it is
  * unreadable, malformed, or not a regular file of UID (the job's user). */
 int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,

@@ -7,8 +7,8 @@
 
 static int is_shell_safe(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || strchr("_@%+:,./-", c) != NULL;
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("_@%+:,./-", c) != NULL;
 }
 
 int shell_quote(struct strbuf *out, const char *s, size_t len)

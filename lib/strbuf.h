@@ -9,13 +9,16 @@
 #include <stdint.h>
 
 struct strbuf {
-	char *buf;   /* always NUL-terminated when len > 0 or after sb_cstr() */
+	char *buf; /* always NUL-terminated when len > 0 or after sb_cstr() */
 	size_t len;
 	size_t cap;
-	int failed;  /* set once an allocation failed; later appends are no-ops */
+	int failed; /* set once an allocation failed; later appends are no-ops */
 };
 
-#define STRBUF_INIT { NULL, 0, 0, 0 }
+#define STRBUF_INIT           \
+	{                     \
+		NULL, 0, 0, 0 \
+	}
 
 void sb_add(struct strbuf *sb, const char *data, size_t len);
 void sb_addc(struct strbuf *sb, char c);

@@ -51,7 +51,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 #pragma weak spank_context
 
 #define BATCH_STEP 0xfffffffbU /* SLURM_BATCH_SCRIPT; spank.h lacks it */
-#define MARKER_WAIT_MS 10000 /* a step's marker writers get this long in all */
+#define MARKER_WAIT_MS 10000   /* a step's marker writers get this long in all */
 
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format.
@@ -176,8 +176,7 @@ static int job_getenv(void *ctx, const char *name, char *buf, size_t size)
 	return rc == ESPANK_NOSPACE ? -1 : 0;
 }
 
-static int job_setenv(void *ctx, const char *name, const char *value,
-		      const char *source)
+static int job_setenv(void *ctx, const char *name, const char *value, const char *source)
 {
 	spank_err_t rc;
 
@@ -191,8 +190,7 @@ static int job_setenv(void *ctx, const char *name, const char *value,
 
 /* Resolves the options; 1 when this job has a model, 0 when the plugin has
  * nothing to do, -1 (ERR) when the job asked for mad with bad values. */
-static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
-		       char *err, size_t size)
+static int job_options(spank_t sp, int ac, char **av, struct mad_options *o, char *err, size_t size)
 {
 	const char *cli[MAD_OPT_COUNT] = { 0 };
 	int i;
@@ -201,8 +199,7 @@ static int job_options(spank_t sp, int ac, char **av, struct mad_options *o,
 		for (i = 0; i < MAD_OPT_COUNT; i++) {
 			char *arg = NULL;
 
-			if (spank_option_getopt(sp, &mad_spank_options[i], &arg) ==
-			    ESPANK_SUCCESS && arg)
+			if (spank_option_getopt(sp, &mad_spank_options[i], &arg) == ESPANK_SUCCESS && arg)
 				cli[i] = arg;
 		}
 	if (mad_options_resolve(o, cli, job_getenv, sp, ac, av, err, size) == 0)
@@ -288,9 +285,8 @@ static void make_killable_while_waiting(void)
  * this runs as root inside spurd: it touches no file in the user's run
  * folder and never blocks, so every rank is left pending and
  * eval "$(mad-env)", running as the user in the job, publishes or waits. */
-static int rendezvous(spank_t sp, const struct mad_options *o,
-		      const struct mad_facts *f, struct mad_contract *c,
-		      char *err, size_t size)
+static int rendezvous(spank_t sp, const struct mad_options *o, const struct mad_facts *f,
+		      struct mad_contract *c, char *err, size_t size)
 {
 	if (f->host_lacks_options)
 		return job_setenv(sp, "MAD_RENDEZVOUS", "pending", NULL);
@@ -359,8 +355,7 @@ static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char 
  * the task gets MAD_ERROR instead. */
 static int fail_task(spank_t sp, const char *why)
 {
-	if (spank_option_register && spank_context &&
-	    spank_context() == S_CTX_REMOTE)
+	if (spank_option_register && spank_context && spank_context() == S_CTX_REMOTE)
 		_exit(1);
 	/* spur runs the job whatever a hook returns: leave the reason where
 	 * mad-env and the templates stop on it. */

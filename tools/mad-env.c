@@ -109,8 +109,7 @@ static int emit(void *ctx, const char *name, const char *value, const char *sour
 
 /* --check: this task's values (its environment, else the contract just
  * computed) against every other task's, through rank 0 (lib/job/check). */
-static int run_check(const struct mad_options *opts, const struct mad_contract *c,
-		     const char *seconds)
+static int run_check(const struct mad_options *opts, const struct mad_contract *c, const char *seconds)
 {
 	struct mad_check_values v;
 	struct strbuf table = STRBUF_INIT;
@@ -185,7 +184,7 @@ static void explain_plugin_absent(struct strbuf *text, const struct mad_plugstac
 		running[0] = '\0'; /* unknown: the reason says so */
 	mad_plugin_absent_reason(site, found, spur ? NULL : running, why, sizeof(why));
 	sb_adds(text, "# mad.so did not run in this job (a model was asked for, and "
-		"MAD_ENV_FROM is not 'spank'): ");
+		      "MAD_ENV_FROM is not 'spank'): ");
 	sb_adds(text, why);
 	sb_addc(text, '\n');
 }
@@ -221,7 +220,10 @@ int main(int argc, char **argv)
 		case 'b':
 			barrier = 1;
 			break;
-		case 'c': check = 1; check_seconds = optarg; break;
+		case 'c':
+			check = 1;
+			check_seconds = optarg;
+			break;
 		case 'e':
 			out.mode = OUT_EXPLAIN;
 			break;

@@ -59,8 +59,8 @@ struct opts {
 	int sort, uniq;
 	enum hostfile_format format;
 	uint64_t slots;
-	int started;            /* a name was written: the next needs SEP */
-	uint64_t max_hosts;     /* 0: no limit */
+	int started;        /* a name was written: the next needs SEP */
+	uint64_t max_hosts; /* 0: no limit */
 	const char *sep;
 	size_t sep_len;
 };
@@ -82,11 +82,20 @@ static int unescape_sep(char *sep, size_t *len)
 			continue;
 		}
 		switch (sep[++i]) {
-		case 'n': sep[o++] = '\n'; break;
-		case 't': sep[o++] = '\t'; break;
-		case '0': sep[o++] = '\0'; break;
-		case '\\': sep[o++] = '\\'; break;
-		default: return -1;
+		case 'n':
+			sep[o++] = '\n';
+			break;
+		case 't':
+			sep[o++] = '\t';
+			break;
+		case '0':
+			sep[o++] = '\0';
+			break;
+		case '\\':
+			sep[o++] = '\\';
+			break;
+		default:
+			return -1;
 		}
 	}
 	*len = o;
@@ -94,8 +103,7 @@ static int unescape_sep(char *sep, size_t *len)
 }
 
 /* Gathers the input text and says where it came from, for messages. */
-static int gather_input(char **args, int nargs, struct strbuf *in,
-			const char **source)
+static int gather_input(char **args, int nargs, struct strbuf *in, const char **source)
 {
 	static char dash[] = "-";
 	static char *stdin_only[] = { dash };
@@ -122,7 +130,8 @@ static int gather_input(char **args, int nargs, struct strbuf *in,
 		args = stdin_only;
 	}
 	*source = nargs == 1 && strcmp(args[0], "-") ? "the argument" :
-		  nargs == 1 ? "standard input" : "the arguments";
+		  nargs == 1                         ? "standard input" :
+						       "the arguments";
 	for (i = 0; i < nargs; i++) {
 		if (i)
 			sb_addc(in, ',');
@@ -230,8 +239,7 @@ static int hostfile_slots(const char *arg, uint64_t *slots)
 	return 0;
 }
 
-static int run(const char *cmd, const char *index_arg, struct opts *o,
-	       const struct hostlist *hl)
+static int run(const char *cmd, const char *index_arg, struct opts *o, const struct hostlist *hl)
 {
 	struct hostvec v = HOSTVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
@@ -240,8 +248,7 @@ static int run(const char *cmd, const char *index_arg, struct opts *o,
 				  strcmp(cmd, "compress") == 0;
 
 	if (index_arg && parse_u64(index_arg, &index))
-		return usage_error("nth: '%s' is not a host index (0, 1, 2, ...)",
-				   index_arg);
+		return usage_error("nth: '%s' is not a host index (0, 1, 2, ...)", index_arg);
 	if (!need_vector) {
 		if (strcmp(cmd, "count") == 0) {
 			printf("%" PRIu64 "\n", hostlist_count(hl));
@@ -297,8 +304,7 @@ static int run(const char *cmd, const char *index_arg, struct opts *o,
 			puts(out.buf);
 	} else {
 		for (size_t i = 0; i < v.n && !ferror(stdout); i++)
-			write_name(hostvec_at(&v, i), strlen(hostvec_at(&v, i)),
-				   o);
+			write_name(hostvec_at(&v, i), strlen(hostvec_at(&v, i)), o);
 		end_names(o);
 	}
 	sb_free(&out);
@@ -376,10 +382,8 @@ int main(int argc, char **argv)
 		if (optind >= argc)
 			return usage_error("%s", "nth: missing the index N");
 		index_arg = argv[optind++];
-	} else if (strcmp(cmd, "expand") && strcmp(cmd, "compress") &&
-		   strcmp(cmd, "count")) {
-		return usage_error("unknown command '%s' (expand, compress, count or nth N)",
-				   cmd);
+	} else if (strcmp(cmd, "expand") && strcmp(cmd, "compress") && strcmp(cmd, "count")) {
+		return usage_error("unknown command '%s' (expand, compress, count or nth N)", cmd);
 	}
 
 	if ((o.format != FORMAT_NONE || slots_arg) && strcmp(cmd, "expand"))

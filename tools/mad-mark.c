@@ -59,8 +59,8 @@ int main(int argc, char **argv)
 				   argc >= 2 ? argv[1] : "");
 	if (mad_site_args(&site, &site_ac, &site_av, err, sizeof(err)))
 		tool_error("warning: %s", err);
-	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac,
-			      site_av, err, sizeof(err));
+	rc = mad_job_from_env(&opts, &facts, &c, nodelist, sizeof(nodelist), site_ac, site_av, err,
+			      sizeof(err));
 	if (rc)
 		die("%s", err);
 	if (!*c.job_dir) {

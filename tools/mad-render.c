@@ -112,8 +112,12 @@ int main(int argc, char **argv)
 			free(text);
 			text = NULL;
 			break;
-		case 'D': defs[ndefs++] = optarg; break;
-		case 'o': output = optarg; break;
+		case 'D':
+			defs[ndefs++] = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
 		case 'h':
 			print_help(usage);
 		case 'V':

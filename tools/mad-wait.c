@@ -96,11 +96,20 @@ static double parse_duration(const char *s)
 		if (end[1])
 			return -1;
 		switch (*end) {
-		case 's': unit = 1; break;
-		case 'm': unit = 60; break;
-		case 'h': unit = 3600; break;
-		case 'd': unit = DAY; break;
-		default: return -1;
+		case 's':
+			unit = 1;
+			break;
+		case 'm':
+			unit = 60;
+			break;
+		case 'h':
+			unit = 3600;
+			break;
+		case 'd':
+			unit = DAY;
+			break;
+		default:
+			return -1;
 		}
 	}
 	v *= unit;
@@ -162,9 +171,15 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 				return usage_error("--nnodes: '%s' is not a number between 1 and %d",
 						   optarg, MAD_NNODES_MAX);
 			break;
-		case 't': rc = duration_opt("--timeout", optarg, &c->timeout, 1); break;
-		case 'i': rc = duration_opt("--interval", optarg, &c->interval, 0); break;
-		case 'g': rc = duration_opt("--grace", optarg, &c->cfg.grace, 1); break;
+		case 't':
+			rc = duration_opt("--timeout", optarg, &c->timeout, 1);
+			break;
+		case 'i':
+			rc = duration_opt("--interval", optarg, &c->interval, 0);
+			break;
+		case 'g':
+			rc = duration_opt("--grace", optarg, &c->cfg.grace, 1);
+			break;
 		case ARG_STARTUP:
 			rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1);
 			break;
@@ -181,8 +196,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->following = 1;
 			c->follow = optarg;
 			break;
-		case 'j': c->json = 1; break;
-		case 'q': c->quiet = 1; break;
+		case 'j':
+			c->json = 1;
+			break;
+		case 'q':
+			c->quiet = 1;
+			break;
 		case 'h':
 			print_help(usage);
 		case 'V':
@@ -255,7 +274,8 @@ static int parse_job_ids(int n, char **arg, struct mad_wait_job *jobs, const cha
 		/* a job id has one spelling: no leading zero */
 		if (arg[i][0] == '0' || mad_decimal(arg[i], 1, 4294967294L, &id)) {
 			if (strchr(arg[i], '_'))
-				return usage_error("job id '%s': give the array job id (the number before '_')", arg[i]);
+				return usage_error("job id '%s': give the array job id (the number before '_')",
+						   arg[i]);
 			return usage_error("'%s' is not a job id", arg[i]);
 		}
 		for (int k = 0; k < i; k++)
@@ -269,7 +289,7 @@ static int parse_job_ids(int n, char **arg, struct mad_wait_job *jobs, const cha
 /* ------------------------------------------------------------ watching */
 
 struct watch {
-	int fd;                      /* inotify, or -1 (then only re-reads) */
+	int fd; /* inotify, or -1 (then only re-reads) */
 	int run_wd;
 	int job_wd[JOBS_MAX];
 	long job_restart[JOBS_MAX]; /* the attempt JOB_WD watches */
@@ -278,8 +298,9 @@ struct watch {
 static void watch_init(struct watch *w, const char *run_dir, int n)
 {
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	w->run_wd = w->fd < 0 ? -1 :
-		    inotify_add_watch(w->fd, run_dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+	w->run_wd = w->fd < 0 ?
+			    -1 :
+			    inotify_add_watch(w->fd, run_dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
 	for (int i = 0; i < n; i++)
 		w->job_wd[i] = -1;
 }
@@ -337,7 +358,8 @@ static const char *verdict_name(int v)
 		return "timeout";
 	case MAD_WAIT_INTERRUPTED:
 		return "interrupted";
-	default: return "pending";
+	default:
+		return "pending";
 	}
 }
 
@@ -549,7 +571,7 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 struct follower {
 	struct mad_follow_file *files;
 	long nfiles;
-	int ready;          /* files set up (the rank count is known) */
+	int ready; /* files set up (the rank count is known) */
 };
 
 static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n)
@@ -560,7 +582,9 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 	if (!c->following || fl->ready)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		const char *pat = c->follow ? c->follow : jobs[i].array ? "slurm-%A_%a.out" : "slurm-%j.out";
+		const char *pat = c->follow     ? c->follow :
+				  jobs[i].array ? "slurm-%A_%a.out" :
+						  "slurm-%j.out";
 
 		if (mad_follow_per_rank(pat) && jobs[i].expected < 0)
 			return 0; /* not yet: wait for the rank count */
@@ -570,7 +594,9 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 	if (!fl->files)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		const char *pat = c->follow ? c->follow : jobs[i].array ? "slurm-%A_%a.out" : "slurm-%j.out";
+		const char *pat = c->follow     ? c->follow :
+				  jobs[i].array ? "slurm-%A_%a.out" :
+						  "slurm-%j.out";
 		long per = mad_follow_per_rank(pat);
 		long count = per ? jobs[i].expected : 1;
 
@@ -589,7 +615,8 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 	return 0;
 }
 
-static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n, int flush)
+static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n,
+			int flush)
 {
 	struct strbuf lines = STRBUF_INIT;
 	long k = 0;
@@ -598,7 +625,9 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 	if (!fl->ready)
 		return;
 	for (int i = 0; i < n; i++) {
-		const char *pat = c->follow ? c->follow : jobs[i].array ? "slurm-%A_%a.out" : "slurm-%j.out";
+		const char *pat = c->follow     ? c->follow :
+				  jobs[i].array ? "slurm-%A_%a.out" :
+						  "slurm-%j.out";
 		long count = mad_follow_per_rank(pat) ? jobs[i].expected : 1;
 
 		for (long r = 0; r < count && k < fl->nfiles; r++, k++) {

@@ -41,11 +41,10 @@ struct from_contract {
 	struct mad_check_values *v;
 	mad_getenv_fn getenv_fn;
 	void *ctx;
-	const char *bad;            /* the first variable that was not a number */
+	const char *bad; /* the first variable that was not a number */
 };
 
-static int take(struct from_contract *k, const char *name, const char *exported,
-		char *buf, size_t size)
+static int take(struct from_contract *k, const char *name, const char *exported, char *buf, size_t size)
 {
 	int rc = k->getenv_fn(k->ctx, name, buf, size);
 
@@ -89,8 +88,8 @@ static int collect(void *ctx, const char *name, const char *value, const char *s
 }
 
 int mad_check_values_from(struct mad_check_values *v, const struct mad_options *o,
-			  const struct mad_contract *c, mad_getenv_fn getenv_fn,
-			  void *ctx, char *err, size_t size)
+			  const struct mad_contract *c, mad_getenv_fn getenv_fn, void *ctx,
+			  char *err, size_t size)
 {
 	struct from_contract k = { NULL, getenv_fn, ctx, NULL };
 
@@ -170,7 +169,9 @@ int mad_check_parse_line(char *line, struct mad_check_values *v)
 			return -1;
 	}
 	return seen == 63 && v->rank != MAD_NONE && v->world_size != MAD_NONE &&
-	       v->nnodes != MAD_NONE && v->master_port != MAD_NONE ? 0 : -1;
+			       v->nnodes != MAD_NONE && v->master_port != MAD_NONE ?
+		       0 :
+		       -1;
 }
 
 /* ------------------------------------------------------------ sockets */
@@ -247,7 +248,8 @@ static int listen_on(const struct mad_check_values *v, long backlog, char *err, 
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, (int)(backlog > 4096 ? 4096 : backlog + 1))) {
+	if (bind(fd, (struct sockaddr *)&ss, len) ||
+	    listen(fd, (int)(backlog > 4096 ? 4096 : backlog + 1))) {
 		int e = errno;
 
 		close(fd);
@@ -387,19 +389,19 @@ struct conn {
 	int fd;
 	size_t len;
 	char buf[LINE_MAX_BYTES];
-	char from[64];              /* the peer's address */
-	int said;                   /* a valid line arrived: v holds it */
+	char from[64]; /* the peer's address */
+	int said;      /* a valid line arrived: v holds it */
 	struct mad_check_values v;
-	char problem[320];          /* "" when it agrees */
+	char problem[320]; /* "" when it agrees */
 };
 
 struct rank0 {
 	const struct mad_check_values *me;
 	struct conn *conns;
 	long nconns, cap;
-	long *first;                /* first conn claiming each rank, -1 */
-	long arrived;               /* distinct ranks 1..W-1 that told their values */
-	int out_of_fds;             /* accept failed for want of descriptors */
+	long *first;    /* first conn claiming each rank, -1 */
+	long arrived;   /* distinct ranks 1..W-1 that told their values */
+	int out_of_fds; /* accept failed for want of descriptors */
 };
 
 static void add_problem(struct conn *c, const char *what)
@@ -416,8 +418,9 @@ static void judge(struct rank0 *z, long i)
 	char what[320];
 
 	if (v->rank < 1 || v->rank >= me->world_size) {
-		snprintf(what, sizeof(what), v->rank == 0 ? "a second task with RANK=0" :
-			 "RANK %ld is not in 1..%ld", v->rank, me->world_size - 1);
+		snprintf(what, sizeof(what),
+			 v->rank == 0 ? "a second task with RANK=0" : "RANK %ld is not in 1..%ld",
+			 v->rank, me->world_size - 1);
 		add_problem(c, what);
 	} else if (z->first[v->rank] >= 0) {
 		struct conn *f = &z->conns[z->first[v->rank]];
@@ -433,7 +436,8 @@ static void judge(struct rank0 *z, long i)
 		z->arrived++;
 	}
 	if (v->world_size != me->world_size) {
-		snprintf(what, sizeof(what), "WORLD_SIZE %ld, rank 0 has %ld", v->world_size, me->world_size);
+		snprintf(what, sizeof(what), "WORLD_SIZE %ld, rank 0 has %ld", v->world_size,
+			 me->world_size);
 		add_problem(c, what);
 	}
 	if (v->nnodes != me->nnodes) {
@@ -441,8 +445,8 @@ static void judge(struct rank0 *z, long i)
 		add_problem(c, what);
 	}
 	if (strcmp(v->master_addr, me->master_addr)) {
-		snprintf(what, sizeof(what), "MASTER_ADDR %.100s, rank 0 has %.100s", v->master_addr,
-			 me->master_addr);
+		snprintf(what, sizeof(what), "MASTER_ADDR %.100s, rank 0 has %.100s",
+			 v->master_addr, me->master_addr);
 		add_problem(c, what);
 	}
 	if (v->master_port != me->master_port) {
@@ -520,9 +524,9 @@ static void row(struct strbuf *t, const char *rank, const char *host, const char
 	char line[1024];
 
 	if (v)
-		snprintf(line, sizeof(line), "%-6s %-16.64s %-16.64s %-10ld %-6ld %-16.100s %-11ld %s\n",
-			 rank, host, from, v->world_size, v->nnodes, v->master_addr,
-			 v->master_port, status);
+		snprintf(line, sizeof(line),
+			 "%-6s %-16.64s %-16.64s %-10ld %-6ld %-16.100s %-11ld %s\n", rank, host,
+			 from, v->world_size, v->nnodes, v->master_addr, v->master_port, status);
 	else
 		snprintf(line, sizeof(line), "%-6s %-16.64s %-16.64s %-10s %-6s %-16s %-11s %s\n",
 			 rank, host, from, "-", "-", "-", "-", status);
@@ -550,14 +554,16 @@ static long report(struct rank0 *z, struct strbuf *t, char *summary, size_t ssiz
 			continue;
 		}
 		if (bad++ < 3 && used + 3 < ssize)
-			used += (size_t)snprintf(summary + used, ssize - used, "%s%s", used ? "; " : "", item);
+			used += (size_t)snprintf(summary + used, ssize - used, "%s%s",
+						 used ? "; " : "", item);
 	}
 	for (i = 0; i < z->nconns; i++) {
 		struct conn *c = &z->conns[i];
 
-		if (c->said && *c->problem && (c->v.rank < 1 || c->v.rank >= me->world_size ||
-					       z->first[c->v.rank] != i)) {
-			snprintf(item, sizeof(item), "a task on %s (%s): %s", c->v.host, c->from, c->problem);
+		if (c->said && *c->problem &&
+		    (c->v.rank < 1 || c->v.rank >= me->world_size || z->first[c->v.rank] != i)) {
+			snprintf(item, sizeof(item), "a task on %s (%s): %s", c->v.host, c->from,
+				 c->problem);
 			if (bad++ < 3 && used + 3 < ssize)
 				used += (size_t)snprintf(summary + used, ssize - used, "%s%s",
 							 used ? "; " : "", item);
@@ -587,14 +593,16 @@ static long report(struct rank0 *z, struct strbuf *t, char *summary, size_t ssiz
 	for (i = 0; i < z->nconns; i++) {
 		struct conn *c = &z->conns[i];
 
-		if (c->said && *c->problem && (c->v.rank < 1 || c->v.rank >= me->world_size ||
-					       z->first[c->v.rank] != i)) {
+		if (c->said && *c->problem &&
+		    (c->v.rank < 1 || c->v.rank >= me->world_size || z->first[c->v.rank] != i)) {
 			snprintf(rank, sizeof(rank), "%ld", c->v.rank);
 			row(t, rank, c->v.host, c->from, &c->v, c->problem);
 		}
 	}
-	snprintf(item, sizeof(item), bad <= me->world_size ? "%ld of %ld ranks failed the check\n" :
-		 "%ld tasks failed the check for %ld ranks\n", bad, me->world_size);
+	snprintf(item, sizeof(item),
+		 bad <= me->world_size ? "%ld of %ld ranks failed the check\n" :
+					 "%ld tasks failed the check for %ld ranks\n",
+		 bad, me->world_size);
 	sb_adds(t, item);
 	return bad;
 }
@@ -610,8 +618,8 @@ static void finish(struct rank0 *z, const char *verdict, double until)
 	ssize_t n;
 
 	for (i = 0; i < z->nconns; i++) {
-		if (z->conns[i].fd >= 0 && (!z->conns[i].said ||
-		    send_all(z->conns[i].fd, verdict, strlen(verdict), until))) {
+		if (z->conns[i].fd >= 0 &&
+		    (!z->conns[i].said || send_all(z->conns[i].fd, verdict, strlen(verdict), until))) {
 			/* silent to the end: a stray, not waited for */
 			abort_conn(z->conns[i].fd);
 			z->conns[i].fd = -1;
@@ -684,8 +692,9 @@ static int run_rank0(const struct mad_check_values *v, double deadline, struct s
 	bad = report(&z, table, summary, sizeof(summary));
 	if (bad) {
 		/* duplicates and strays can outnumber the ranks */
-		snprintf(what, sizeof(what), bad <= v->world_size ? "%ld of %ld ranks" :
-			 "%ld tasks failing for %ld ranks", bad, v->world_size);
+		snprintf(what, sizeof(what),
+			 bad <= v->world_size ? "%ld of %ld ranks" : "%ld tasks failing for %ld ranks",
+			 bad, v->world_size);
 		snprintf(verdict, sizeof(verdict), "fail %s: %s\n", what, summary);
 		mad_error(err, size, "the check failed: %s: %s%s", what, summary,
 			  z.out_of_fds ? " (rank 0 ran out of file descriptors: raise ulimit -n)" : "");
@@ -709,13 +718,13 @@ out:
 	return rc;
 }
 
-int mad_check_run(const struct mad_check_values *v, double deadline,
-		  struct strbuf *table, char *err, size_t size)
+int mad_check_run(const struct mad_check_values *v, double deadline, struct strbuf *table,
+		  char *err, size_t size)
 {
 	char why[MAD_ERR_MAX];
 
 	if (values_ok(v, why, sizeof(why)))
 		return mad_error(err, size, "rank %ld on %s: %s", v->rank, v->host, why);
 	return v->rank == 0 ? run_rank0(v, deadline, table, err, size) :
-	       run_peer(v, deadline, err, size);
+			      run_peer(v, deadline, err, size);
 }

@@ -26,7 +26,7 @@
 struct mad_check_values {
 	long rank, world_size, nnodes, master_port;
 	char master_addr[256];
-	char host[64];              /* this task's host name, for rank 0's table */
+	char host[64]; /* this task's host name, for rank 0's table */
 };
 
 /* Seconds the ranks other than 0 wait for rank 0's verdict past the
@@ -38,8 +38,8 @@ struct mad_check_values {
  * GETENV_FN), else the values contract C exports, and this host's name.
  * 0, or -1 with ERR naming the variable that is missing or not a number. */
 int mad_check_values_from(struct mad_check_values *v, const struct mad_options *o,
-			  const struct mad_contract *c, mad_getenv_fn getenv_fn,
-			  void *ctx, char *err, size_t size);
+			  const struct mad_contract *c, mad_getenv_fn getenv_fn, void *ctx,
+			  char *err, size_t size);
 
 /* Reads one line a rank sends rank 0 (without its newline; LINE is
  * changed) into V: 0, or -1 when it is not a mad check's line. */
@@ -55,7 +55,7 @@ int mad_check_parse_line(char *line, struct mad_check_values *v);
  * On rank 0 a failure also appends to TABLE (may be NULL) a table with rank
  * 0's row, every failing rank's row (every row up to 64 ranks) and a status
  * column. */
-int mad_check_run(const struct mad_check_values *v, double deadline,
-		  struct strbuf *table, char *err, size_t size);
+int mad_check_run(const struct mad_check_values *v, double deadline, struct strbuf *table,
+		  char *err, size_t size);
 
 #endif

@@ -27,8 +27,8 @@ static int ynext(struct yload *y, yaml_event_t *ev)
 	if (yaml_parser_parse(&y->p, ev))
 		return 0;
 	snprintf(y->err, y->size, "%s:%zu: %s%s%s", y->file, y->p.problem_mark.line + 1,
-		 y->p.problem ? y->p.problem : "not valid YAML",
-		 y->p.context ? " " : "", y->p.context ? y->p.context : "");
+		 y->p.problem ? y->p.problem : "not valid YAML", y->p.context ? " " : "",
+		 y->p.context ? y->p.context : "");
 	return -1;
 }
 
@@ -108,8 +108,8 @@ static int ynode(struct yload *y, yaml_event_t *ev, struct value *out, int depth
 	return rc;
 }
 
-static int load_yaml(struct arena *a, struct value *top, const char *file,
-		     const char *text, size_t len, char *err, size_t size)
+static int load_yaml(struct arena *a, struct value *top, const char *file, const char *text,
+		     size_t len, char *err, size_t size)
 {
 	struct yload y = { a, { 0 }, file, err, size };
 	yaml_event_t ev;
@@ -184,13 +184,15 @@ static int from_json(struct arena *a, const cJSON *j, struct value *out, const c
 		*out = cJSON_IsArray(j) ? v_list(a) : v_dict(a);
 		if (out->t == V_UNDEF)
 			goto oom;
-		cJSON_ArrayForEach(item, j) {
+		cJSON_ArrayForEach(item, j)
+		{
 			struct value v;
 
 			if (from_json(a, item, &v, file, err, size, depth + 1))
 				return -1;
-			if (out->t == V_LIST ? vlist_push(a, out->u.list, v)
-					     : vdict_set(a, out->u.dict, item->string, strlen(item->string), v))
+			if (out->t == V_LIST ?
+				    vlist_push(a, out->u.list, v) :
+				    vdict_set(a, out->u.dict, item->string, strlen(item->string), v))
 				goto oom;
 		}
 		return 0;
@@ -234,8 +236,8 @@ static const char *json_float(const char *text, size_t len)
 	return NULL;
 }
 
-static int load_json(struct arena *a, struct value *top, const char *file,
-		     const char *text, size_t len, char *err, size_t size)
+static int load_json(struct arena *a, struct value *top, const char *file, const char *text,
+		     size_t len, char *err, size_t size)
 {
 	const char *flt;
 	const char *end = NULL;
@@ -278,8 +280,8 @@ static int load_json(struct arena *a, struct value *top, const char *file,
 
 /* ------------------------------------------------------------ merging */
 
-int mad_data_load(struct arena *a, struct value *data, const char *file,
-		  const char *text, size_t len, char *err, size_t size)
+int mad_data_load(struct arena *a, struct value *data, const char *file, const char *text,
+		  size_t len, char *err, size_t size)
 {
 	size_t fl = strlen(file);
 	struct value top;
@@ -300,8 +302,7 @@ int mad_data_load(struct arena *a, struct value *data, const char *file,
 	return 0;
 }
 
-int mad_data_define(struct arena *a, struct value *data, const char *def,
-		    char *err, size_t size)
+int mad_data_define(struct arena *a, struct value *data, const char *def, char *err, size_t size)
 {
 	const char *eq = strchr(def, '='), *p = def;
 	struct value *map = data;
@@ -318,7 +319,9 @@ int mad_data_define(struct arena *a, struct value *data, const char *def,
 					 "-D '%.*s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
 					 (int)(eq - def), def, (int)n, p);
 		if (!dot)
-			return vdict_set(a, map->u.dict, p, n, v_str(a, eq + 1, strlen(eq + 1))) ? -1 : 0;
+			return vdict_set(a, map->u.dict, p, n, v_str(a, eq + 1, strlen(eq + 1))) ?
+				       -1 :
+				       0;
 		next = vdict_get(map->u.dict, p, n);
 		if (!next || next->t != V_DICT) {
 			if (vdict_set(a, map->u.dict, p, n, v_dict(a)))

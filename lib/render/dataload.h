@@ -18,11 +18,10 @@
 /* Parses TEXT (LEN bytes) of FILE, YAML or JSON by its name (.json is JSON,
  * anything else YAML), and merges its top-level map into DATA (a map):
  * later keys replace earlier ones.  0, or -1 with ERR as "FILE:LINE: why". */
-int mad_data_load(struct arena *a, struct value *data, const char *file,
-		  const char *text, size_t len, char *err, size_t size);
+int mad_data_load(struct arena *a, struct value *data, const char *file, const char *text,
+		  size_t len, char *err, size_t size);
 
 /* -D KEY=VALUE: KEY is NAME(.NAME)*, VALUE a string.  0, or -1 with ERR. */
-int mad_data_define(struct arena *a, struct value *data, const char *def,
-		    char *err, size_t size);
+int mad_data_define(struct arena *a, struct value *data, const char *def, char *err, size_t size);
 
 #endif

@@ -113,10 +113,12 @@ static int contains(struct ctx *c, const struct value *item, const struct value 
 				return 1;
 		return 0;
 	case V_DICT:
-		return item->t == V_STR && vdict_get(in->u.dict, item->u.str.s, item->u.str.len) != NULL;
+		return item->t == V_STR &&
+		       vdict_get(in->u.dict, item->u.str.s, item->u.str.len) != NULL;
 	case V_STR:
 		if (item->t != V_STR)
-			tpl_fail(c, pos, "'in' a string needs a string on the left, not a %s", vtype_name(item->t));
+			tpl_fail(c, pos, "'in' a string needs a string on the left, not a %s",
+				 vtype_name(item->t));
 		if (item->u.str.len == 0)
 			return 1;
 		for (size_t i = 0; i + item->u.str.len <= in->u.str.len; i++)
@@ -128,8 +130,7 @@ static int contains(struct ctx *c, const struct value *item, const struct value 
 	}
 }
 
-static int compare(struct ctx *c, const struct expr *x, const struct value *a,
-		   const struct value *b)
+static int compare(struct ctx *c, const struct expr *x, const struct value *a, const struct value *b)
 {
 	int cmp;
 
@@ -150,16 +151,23 @@ static int compare(struct ctx *c, const struct expr *x, const struct value *a,
 	} else {
 		/* Python would say "4" == 4 is False: in a job template that is a
 		 * bug (YAML values are strings), so it is an error */
-		tpl_fail(c, x->pos, "cannot compare a %s with a %s (only integer with integer, string with string; convert with '| int')",
-		     vtype_name(a->t), vtype_name(b->t));
+		tpl_fail(c, x->pos,
+			 "cannot compare a %s with a %s (only integer with integer, string with string; convert with '| int')",
+			 vtype_name(a->t), vtype_name(b->t));
 	}
 	switch (x->op) {
-	case OP_EQ: return cmp == 0;
-	case OP_NE: return cmp != 0;
-	case OP_LT: return cmp < 0;
-	case OP_LE: return cmp <= 0;
-	case OP_GT: return cmp > 0;
-	default: return cmp >= 0; /* OP_GE */
+	case OP_EQ:
+		return cmp == 0;
+	case OP_NE:
+		return cmp != 0;
+	case OP_LT:
+		return cmp < 0;
+	case OP_LE:
+		return cmp <= 0;
+	case OP_GT:
+		return cmp > 0;
+	default:
+		return cmp >= 0; /* OP_GE */
 	}
 }
 
@@ -182,8 +190,9 @@ struct value tpl_eval(struct ctx *c, const struct expr *x)
 			/* Jinja2 gives a map's method here, not its key: refuse the
 			 * difference rather than print something else */
 			if (a.t == V_DICT && x->method)
-				tpl_fail(c, x->pos, "'.%.*s' of a map is a method in Jinja2: write ['%.*s'] for the key",
-				     (int)x->nlen, x->name, (int)x->nlen, x->name);
+				tpl_fail(c, x->pos,
+					 "'.%.*s' of a map is a method in Jinja2: write ['%.*s'] for the key",
+					 (int)x->nlen, x->name, (int)x->nlen, x->name);
 			if (a.t == V_DICT && (v = vdict_get(a.u.dict, x->name, x->nlen)))
 				return *v;
 			return v_undef(arena_strndup(c->arena, x->name, x->nlen));
@@ -366,7 +375,8 @@ void tpl_run(struct ctx *c, const struct node *n)
 			size_t len;
 
 			if (on_sbatch_line(c) && !tpl_sbatch_ok(n->x))
-				tpl_fail(c, n->pos, "a value on an #SBATCH line needs '| sbatch' (sbatch reads these lines, not the shell)");
+				tpl_fail(c, n->pos,
+					 "a value on an #SBATCH line needs '| sbatch' (sbatch reads these lines, not the shell)");
 			v = tpl_eval(c, n->x);
 			if (v.t == V_LIST || v.t == V_DICT)
 				tpl_fail(c, n->pos, "cannot print a %s", vtype_name(v.t));

@@ -22,7 +22,7 @@ static size_t utf8_length(const char *s, size_t len)
 static size_t py_space(const char *s, size_t len, int end)
 {
 	static const char *const wide[] = {
-		"\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81",
+		"\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81",
 		"\xe2\x80\x82", "\xe2\x80\x83", "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86",
 		"\xe2\x80\x87", "\xe2\x80\x88", "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8",
 		"\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80", NULL,
@@ -52,8 +52,8 @@ static int ascii_only(const char *s, size_t len)
 static void filter_wants(struct ctx *c, const struct expr *x, const struct value *v, enum vtype t)
 {
 	if (v->t != t)
-		tpl_fail(c, x->pos, "'| %.*s' needs a %s, not a %s", (int)x->nlen, x->name, vtype_name(t),
-		     vtype_name(v->t));
+		tpl_fail(c, x->pos, "'| %.*s' needs a %s, not a %s", (int)x->nlen, x->name,
+			 vtype_name(t), vtype_name(v->t));
 }
 
 /* A filter's function: IN[0] is its input, IN[1..] its arguments (as many
@@ -87,7 +87,8 @@ static struct value f_int(struct ctx *c, const struct expr *x, const struct valu
 		tpl_fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)len, s);
 	for (; k < len; k++) {
 		if (!isdigit((unsigned char)s[k]))
-			tpl_fail(c, x->pos, "'| int': '%.*s' is not an integer", (int)(len > 64 ? 64 : len), s);
+			tpl_fail(c, x->pos, "'| int': '%.*s' is not an integer",
+				 (int)(len > 64 ? 64 : len), s);
 		if (u > (~0ULL - 9) / 10)
 			u = ~0ULL; /* saturates: too large below */
 		else
@@ -117,10 +118,12 @@ static struct value f_case(struct ctx *c, const struct expr *x, const struct val
 	s = in->u.str.s;
 	len = in->u.str.len;
 	if (!ascii_only(s, len))
-		tpl_fail(c, x->pos, "'| %.*s' of text that is not ASCII is not supported", (int)x->nlen, x->name);
+		tpl_fail(c, x->pos, "'| %.*s' of text that is not ASCII is not supported",
+			 (int)x->nlen, x->name);
 	p = tpl_alloc(c, len + 1);
 	for (size_t k = 0; k < len; k++)
-		p[k] = (char)(x->filter == F_LOWER ? tolower((unsigned char)s[k]) : toupper((unsigned char)s[k]));
+		p[k] = (char)(x->filter == F_LOWER ? tolower((unsigned char)s[k]) :
+						     toupper((unsigned char)s[k]));
 	return v_str_ref(p, len);
 }
 
@@ -243,7 +246,8 @@ static struct value f_raw(struct ctx *c, const struct expr *x, const struct valu
 	struct value v;
 
 	if (in->t != V_STR && in->t != V_INT)
-		tpl_fail(c, x->pos, "'| raw' takes a string or an integer, not a %s", vtype_name(in->t));
+		tpl_fail(c, x->pos, "'| raw' takes a string or an integer, not a %s",
+			 vtype_name(in->t));
 	s = tpl_str_of(c, in, &len, x->pos);
 	v = v_str_ref(s, len);
 	v.raw = 1;
@@ -258,7 +262,8 @@ static struct value f_sbatch(struct ctx *c, const struct expr *x, const struct v
 	struct value v;
 
 	if (sbatch_quote(&sb, s, len))
-		tpl_fail(c, x->pos, "'| sbatch': a newline, carriage return or NUL cannot be in an #SBATCH line");
+		tpl_fail(c, x->pos,
+			 "'| sbatch': a newline, carriage return or NUL cannot be in an #SBATCH line");
 	v = sb_value(c, x, &sb);
 	v.raw = 1;
 	return v;
@@ -271,8 +276,9 @@ static struct value f_envname(struct ctx *c, const struct expr *x, const struct 
 	struct value v;
 
 	if (!shell_name_ok(s, len))
-		tpl_fail(c, x->pos, "'| envname': '%.*s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
-		     (int)(len > 64 ? 64 : len), s);
+		tpl_fail(c, x->pos,
+			 "'| envname': '%.*s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
+			 (int)(len > 64 ? 64 : len), s);
 	v = v_str_ref(s, len);
 	v.raw = 1;
 	return v;
@@ -282,9 +288,9 @@ static struct value f_envname(struct ctx *c, const struct expr *x, const struct 
  * (d) has a row of its own, so messages name the filter as written. */
 static const struct filter {
 	const char *name;
-	int min_args, max_args;    /* at most FILTER_ARGS_MAX */
-	int takes_undefined;       /* the input may be undefined (default) */
-	int sbatch_safe;           /* its output may stand on an #SBATCH line */
+	int min_args, max_args; /* at most FILTER_ARGS_MAX */
+	int takes_undefined;    /* the input may be undefined (default) */
+	int sbatch_safe;        /* its output may stand on an #SBATCH line */
 	filter_fn *fn;
 } filters[F_UNKNOWN] = {
 	[F_DEFAULT] = { "default", 1, 2, 1, 0, f_default },
@@ -331,8 +337,8 @@ struct value tpl_apply_filter(struct ctx *c, const struct expr *x)
 	if (!f)
 		tpl_fail(c, x->pos, "unknown filter '%.*s'", (int)x->nlen, x->name);
 	if ((int)x->nargs < f->min_args || (int)x->nargs > f->max_args)
-		tpl_fail(c, x->pos, "the filter '%.*s' takes %d to %d arguments", (int)x->nlen, x->name,
-		     f->min_args, f->max_args);
+		tpl_fail(c, x->pos, "the filter '%.*s' takes %d to %d arguments", (int)x->nlen,
+			 x->name, f->min_args, f->max_args);
 	for (size_t k = 0; k < x->nargs; k++) {
 		in[1 + k] = tpl_eval(c, x->args[k]);
 		tpl_defined(c, &in[1 + k], x->args[k]->pos);

@@ -110,7 +110,8 @@ void tpl_trim(struct ctx *c)
 	for (size_t k = 0; k < c->ntoks; k++) {
 		struct tok *t = &c->toks[k];
 		struct tok *prev = k > 0 && c->toks[k - 1].kind == TK_TEXT ? &c->toks[k - 1] : NULL;
-		struct tok *next = k + 1 < c->ntoks && c->toks[k + 1].kind == TK_TEXT ? &c->toks[k + 1] : NULL;
+		struct tok *next =
+			k + 1 < c->ntoks && c->toks[k + 1].kind == TK_TEXT ? &c->toks[k + 1] : NULL;
 		int block = t->kind == TK_BLOCK || t->kind == TK_COMMENT;
 
 		if (t->kind == TK_TEXT)
@@ -132,7 +133,8 @@ void tpl_trim(struct ctx *c)
 		if (next && t->strip_right) {
 			while (next->b < next->e && tpl_is_space(c->src[next->b]))
 				next->b++;
-		} else if (next && block && !t->keep_right && next->b < next->e && c->src[next->b] == '\n') {
+		} else if (next && block && !t->keep_right && next->b < next->e &&
+			   c->src[next->b] == '\n') {
 			next->b++;
 		}
 	}
@@ -146,7 +148,7 @@ struct xtok tpl_xpeek(struct ctx *c)
 	size_t i = c->xpos;
 	static const char *const ops[] = {
 		"==", "!=", "<=", ">=", "//", "**", "<", ">", "+", "-", "*", "/", "%",
-		"~", "|", ".", ",", "(", ")", "[", "]", "=", "{", "}", ":",
+		"~",  "|",  ".",  ",",  "(",  ")",  "[", "]", "=", "{", "}", ":",
 	};
 
 	while (i < c->xe && tpl_is_space(c->src[i]))
@@ -161,7 +163,8 @@ struct xtok tpl_xpeek(struct ctx *c)
 	} else if (isdigit((unsigned char)c->src[i])) {
 		while (i < c->xe && (isalnum((unsigned char)c->src[i]) || c->src[i] == '_'))
 			i++;
-		if (i < c->xe && c->src[i] == '.' && i + 1 < c->xe && isdigit((unsigned char)c->src[i + 1]))
+		if (i < c->xe && c->src[i] == '.' && i + 1 < c->xe &&
+		    isdigit((unsigned char)c->src[i + 1]))
 			tpl_fail(c, t.pos, "floating point numbers are not supported");
 		t.kind = X_INT;
 	} else if (c->src[i] == '\'' || c->src[i] == '"') {

@@ -21,9 +21,9 @@ static struct expr *new_expr(struct ctx *c, enum ekind kind, size_t pos)
 static struct expr *parse_expr(struct ctx *c);
 
 static const char *const op_text[] = {
-	[OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_FLOORDIV] = "//", [OP_MOD] = "%",
-	[OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">",
-	[OP_GE] = ">=", [OP_IN] = "in",
+	[OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_FLOORDIV] = "//",
+	[OP_MOD] = "%", [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<",
+	[OP_LE] = "<=", [OP_GT] = ">",  [OP_GE] = ">=", [OP_IN] = "in",
 };
 
 /* The operator token T stands for; OP_NONE for "~", "and", "or". */
@@ -44,8 +44,8 @@ static enum op op_of(const struct ctx *c, struct xtok t)
 static int dict_method(const char *name, size_t len)
 {
 	static const char *const methods[] = {
-		"items", "keys", "values", "get", "pop", "popitem", "update",
-		"copy", "clear", "setdefault", "fromkeys", NULL,
+		"items",  "keys", "values", "get",        "pop",      "popitem",
+		"update", "copy", "clear",  "setdefault", "fromkeys", NULL,
 	};
 
 	for (size_t k = 0; methods[k]; k++)
@@ -91,14 +91,25 @@ static struct value parse_string(struct ctx *c, struct xtok t)
 
 		if (ch == '\\') {
 			switch (c->src[++i]) {
-			case '\\': ch = '\\'; break;
-			case '\'': ch = '\''; break;
-			case '"': ch = '"'; break;
-			case 'n': ch = '\n'; break;
-			case 't': ch = '\t'; break;
+			case '\\':
+				ch = '\\';
+				break;
+			case '\'':
+				ch = '\'';
+				break;
+			case '"':
+				ch = '"';
+				break;
+			case 'n':
+				ch = '\n';
+				break;
+			case 't':
+				ch = '\t';
+				break;
 			default:
-				tpl_fail(c, i - 1, "the escape '\\%c' is not supported (\\\\ \\' \\\" \\n \\t are)",
-				     c->src[i]);
+				tpl_fail(c, i - 1,
+					 "the escape '\\%c' is not supported (\\\\ \\' \\\" \\n \\t are)",
+					 c->src[i]);
 			}
 		}
 		s[n++] = ch;
@@ -133,8 +144,10 @@ static struct expr *parse_primary(struct ctx *c)
 
 		for (size_t i = t.b; i < t.e; i++) {
 			if (!isdigit((unsigned char)c->src[i]))
-				tpl_fail(c, t.pos, "'%.*s' is not a decimal integer", (int)(t.e - t.b), c->src + t.b);
-			if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c->src[i] - '0', &v))
+				tpl_fail(c, t.pos, "'%.*s' is not a decimal integer",
+					 (int)(t.e - t.b), c->src + t.b);
+			if (__builtin_mul_overflow(v, 10, &v) ||
+			    __builtin_add_overflow(v, c->src[i] - '0', &v))
 				tpl_fail(c, t.pos, "integer too large");
 		}
 		x = new_expr(c, E_CONST, t.pos);
@@ -168,7 +181,8 @@ static struct expr *parse_primary(struct ctx *c)
 			x = new_expr(c, E_LIST, t.pos);
 			while (!tpl_xaccept(c, "]")) {
 				if (x->nargs == cap) {
-					struct expr **n = tpl_alloc(c, (cap = cap ? cap * 2 : 8) * sizeof(*n));
+					struct expr **n =
+						tpl_alloc(c, (cap = cap ? cap * 2 : 8) * sizeof(*n));
 
 					if (x->nargs)
 						memcpy(n, x->args, x->nargs * sizeof(*n));
@@ -209,8 +223,9 @@ static struct expr *parse_postfix(struct ctx *c, struct expr *x)
 			y->nlen = name.e - name.b;
 			y->method = dict_method(y->name, y->nlen);
 			if (tpl_xis(c, tpl_xpeek(c), "("))
-				tpl_fail(c, tpl_xpeek(c).pos, "calling '%.*s' is not supported (only 'for k, v in m.items()')",
-				     (int)y->nlen, y->name);
+				tpl_fail(c, tpl_xpeek(c).pos,
+					 "calling '%.*s' is not supported (only 'for k, v in m.items()')",
+					 (int)y->nlen, y->name);
 			x = nest(c, y);
 		} else if (tpl_xis(c, t, "[")) {
 			tpl_xnext(c);
@@ -260,11 +275,14 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 						tpl_xnext(c);
 						a2 = tpl_xpeek(c);
 						if (tpl_xis(c, a2, "="))
-							tpl_fail(c, a1.pos, "keyword arguments are not supported");
+							tpl_fail(c, a1.pos,
+								 "keyword arguments are not supported");
 						c->xpos = save;
 					}
 					if (y->nargs == cap) {
-						struct expr **n = tpl_alloc(c, (cap = cap ? cap * 2 : 4) * sizeof(*n));
+						struct expr **n =
+							tpl_alloc(c, (cap = cap ? cap * 2 : 4) *
+									     sizeof(*n));
 
 						if (y->nargs)
 							memcpy(n, y->args, y->nargs * sizeof(*n));
@@ -286,7 +304,8 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 			y->negate = tpl_xaccept(c, "not");
 			name = tpl_xnext(c);
 			if (!tpl_xis(c, name, "defined") && !tpl_xis(c, name, "none"))
-				tpl_fail(c, name.pos, "only the tests 'defined' and 'none' are supported");
+				tpl_fail(c, name.pos,
+					 "only the tests 'defined' and 'none' are supported");
 			y->a = x;
 			y->name = c->src + name.b;
 			y->nlen = name.e - name.b;
@@ -296,10 +315,12 @@ static struct expr *parse_filters(struct ctx *c, struct expr *x)
 			{
 				struct xtok arg = tpl_xpeek(c);
 
-				if ((arg.kind == X_NAME && !tpl_xis(c, arg, "else") && !tpl_xis(c, arg, "or") &&
-				     !tpl_xis(c, arg, "and")) || arg.kind == X_STR || arg.kind == X_INT ||
-				    tpl_xis(c, arg, "(") || tpl_xis(c, arg, "[") || tpl_xis(c, arg, "{"))
-					tpl_fail(c, arg.pos, "the test '%.*s' takes no arguments", (int)y->nlen, y->name);
+				if ((arg.kind == X_NAME && !tpl_xis(c, arg, "else") &&
+				     !tpl_xis(c, arg, "or") && !tpl_xis(c, arg, "and")) ||
+				    arg.kind == X_STR || arg.kind == X_INT || tpl_xis(c, arg, "(") ||
+				    tpl_xis(c, arg, "[") || tpl_xis(c, arg, "{"))
+					tpl_fail(c, arg.pos, "the test '%.*s' takes no arguments",
+						 (int)y->nlen, y->name);
 			}
 			x = nest(c, y);
 		} else {
@@ -329,8 +350,8 @@ static struct expr *parse_unary(struct ctx *c, int with_filter)
 	return x;
 }
 
-static struct expr *binary(struct ctx *c, enum ekind kind, struct xtok op,
-			   struct expr *a, struct expr *b)
+static struct expr *binary(struct ctx *c, enum ekind kind, struct xtok op, struct expr *a,
+			   struct expr *b)
 {
 	struct expr *x = new_expr(c, kind, op.pos);
 
@@ -481,7 +502,8 @@ static struct expr *parse_expr(struct ctx *c)
 		x = binary(c, E_OR, t, x, parse_and(c));
 	}
 	if (tpl_xis(c, tpl_xpeek(c), "if"))
-		tpl_fail(c, tpl_xpeek(c).pos, "conditional expressions ('a if b else c') are not supported");
+		tpl_fail(c, tpl_xpeek(c).pos,
+			 "conditional expressions ('a if b else c') are not supported");
 	c->depth--;
 	return x;
 }
@@ -544,7 +566,8 @@ static void end_of_tag(struct ctx *c)
 static int quote_check(struct ctx *c, size_t k)
 {
 	const struct tok *prev = k > 0 && c->toks[k - 1].kind == TK_TEXT ? &c->toks[k - 1] : NULL;
-	const struct tok *next = k + 1 < c->ntoks && c->toks[k + 1].kind == TK_TEXT ? &c->toks[k + 1] : NULL;
+	const struct tok *next =
+		k + 1 < c->ntoks && c->toks[k + 1].kind == TK_TEXT ? &c->toks[k + 1] : NULL;
 	char q;
 
 	if (!prev || !next || prev->e == prev->b || next->e == next->b)
@@ -674,7 +697,8 @@ static struct node *parse_body(struct ctx *c, const char *const *ends, struct xt
 			break;
 		case TK_OUT:
 			if (quote_check(c, k))
-				tpl_fail(c, t->pos, "a '{{ }}' between quotes would be quoted twice: it is already one shell word, remove the quotes");
+				tpl_fail(c, t->pos,
+					 "a '{{ }}' between quotes would be quoted twice: it is already one shell word, remove the quotes");
 			n = new_node(c, N_OUT, t->pos);
 			n->x = parse_whole(c, t->b, t->e);
 			break;
@@ -693,11 +717,14 @@ static struct node *parse_body(struct ctx *c, const char *const *ends, struct xt
 				n = parse_for(c, t);
 			else if (tpl_xis(c, w, "set"))
 				n = parse_set(c, t);
-			else if (tpl_xis(c, w, "endif") || tpl_xis(c, w, "endfor") || tpl_xis(c, w, "else") || tpl_xis(c, w, "elif"))
-				tpl_fail(c, t->pos, "'%.*s' without a matching opening tag", (int)(w.e - w.b), c->src + w.b);
+			else if (tpl_xis(c, w, "endif") || tpl_xis(c, w, "endfor") ||
+				 tpl_xis(c, w, "else") || tpl_xis(c, w, "elif"))
+				tpl_fail(c, t->pos, "'%.*s' without a matching opening tag",
+					 (int)(w.e - w.b), c->src + w.b);
 			else
-				tpl_fail(c, t->pos, "the tag '%.*s' is not supported (if, elif, else, for, set are)",
-				     (int)(w.e - w.b), c->src + w.b);
+				tpl_fail(c, t->pos,
+					 "the tag '%.*s' is not supported (if, elif, else, for, set are)",
+					 (int)(w.e - w.b), c->src + w.b);
 			break;
 		}
 		}

@@ -29,43 +29,82 @@
 /* What the parser resolves names and operators to, so that evaluation
  * never compares a name again. */
 enum op {
-	OP_NONE,                   /* ~, and, or: their kind says it all */
-	OP_ADD, OP_SUB, OP_MUL, OP_FLOORDIV, OP_MOD,
-	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN, OP_NOT_IN,
+	OP_NONE, /* ~, and, or: their kind says it all */
+	OP_ADD,
+	OP_SUB,
+	OP_MUL,
+	OP_FLOORDIV,
+	OP_MOD,
+	OP_EQ,
+	OP_NE,
+	OP_LT,
+	OP_LE,
+	OP_GT,
+	OP_GE,
+	OP_IN,
+	OP_NOT_IN,
 };
 
 enum test { TEST_DEFINED, TEST_NONE };
 
 enum filter_id {
-	F_DEFAULT, F_D, F_INT, F_STRING, F_LOWER, F_UPPER, F_TRIM, F_LENGTH, F_COUNT,
-	F_JOIN, F_REPLACE, F_FIRST, F_LAST, F_BASENAME, F_DIRNAME, F_RAW, F_SBATCH,
+	F_DEFAULT,
+	F_D,
+	F_INT,
+	F_STRING,
+	F_LOWER,
+	F_UPPER,
+	F_TRIM,
+	F_LENGTH,
+	F_COUNT,
+	F_JOIN,
+	F_REPLACE,
+	F_FIRST,
+	F_LAST,
+	F_BASENAME,
+	F_DIRNAME,
+	F_RAW,
+	F_SBATCH,
 	F_ENVNAME,
-	F_UNKNOWN,                 /* and the number of filters */
+	F_UNKNOWN, /* and the number of filters */
 };
 
 #define FILTER_ARGS_MAX 2
 
 enum ekind {
-	E_CONST, E_NAME, E_ATTR, E_INDEX, E_LIST, E_NOT, E_NEG, E_POS,
-	E_ARITH, E_CONCAT, E_AND, E_OR, E_COMPARE, E_TEST, E_FILTER,
+	E_CONST,
+	E_NAME,
+	E_ATTR,
+	E_INDEX,
+	E_LIST,
+	E_NOT,
+	E_NEG,
+	E_POS,
+	E_ARITH,
+	E_CONCAT,
+	E_AND,
+	E_OR,
+	E_COMPARE,
+	E_TEST,
+	E_FILTER,
 };
 
 struct expr {
 	enum ekind kind;
 	size_t pos;
-	struct value v;            /* E_CONST */
-	const char *name;          /* E_NAME, E_ATTR, E_FILTER, E_TEST, as written */
+	struct value v;   /* E_CONST */
+	const char *name; /* E_NAME, E_ATTR, E_FILTER, E_TEST, as written */
 	size_t nlen;
-	enum op op;                /* E_ARITH, E_COMPARE */
-	enum test test;            /* E_TEST */
-	enum filter_id filter;     /* E_FILTER */
-	int method;                /* E_ATTR: the name of a method of Python's dict */
-	struct expr *a, *b;        /* operands; E_COMPARE: a op b, chained through next */
-	struct expr **args;        /* E_LIST items, E_FILTER arguments */
+	enum op op;            /* E_ARITH, E_COMPARE */
+	enum test test;        /* E_TEST */
+	enum filter_id filter; /* E_FILTER */
+	int method;            /* E_ATTR: the name of a method of Python's dict */
+	struct expr *a, *b;    /* operands; E_COMPARE: a op b, chained through next */
+	struct expr **args;    /* E_LIST items, E_FILTER arguments */
 	size_t nargs;
-	int negate;                /* E_TEST "is not" */
-	int depth;                 /* of the tree below: evaluation recurses that deep */
-	struct expr *chain;        /* E_COMPARE: the next comparison (b op chain->b) */
+	int negate;         /* E_TEST "is not" */
+	int depth;          /* of the tree below: evaluation recurses that deep */
+	struct expr *chain; /* E_COMPARE: the next comparison (b op chain->b) */
 };
 
 enum nkind { N_TEXT, N_OUT, N_IF, N_FOR, N_SET };
@@ -73,14 +112,14 @@ enum nkind { N_TEXT, N_OUT, N_IF, N_FOR, N_SET };
 struct node {
 	enum nkind kind;
 	size_t pos;
-	size_t b, e;               /* N_TEXT */
-	struct expr *x;            /* N_OUT, N_SET value, N_FOR iterable */
-	struct node **cond_body;   /* N_IF: a body per condition, then the else body */
+	size_t b, e;             /* N_TEXT */
+	struct expr *x;          /* N_OUT, N_SET value, N_FOR iterable */
+	struct node **cond_body; /* N_IF: a body per condition, then the else body */
 	struct expr **cond;
 	size_t nconds;
-	struct node *body;         /* N_FOR */
-	const char *var1, *var2;   /* N_FOR targets, N_SET name */
-	int items;                 /* N_FOR over .items() */
+	struct node *body;       /* N_FOR */
+	const char *var1, *var2; /* N_FOR targets, N_SET name */
+	int items;               /* N_FOR over .items() */
 	struct node *next;
 };
 
@@ -90,8 +129,8 @@ enum tkind { TK_TEXT, TK_OUT, TK_BLOCK, TK_COMMENT };
 
 struct tok {
 	enum tkind kind;
-	size_t b, e;               /* text, or the inside of the tag */
-	size_t pos;                /* where the tag starts */
+	size_t b, e; /* text, or the inside of the tag */
+	size_t pos;  /* where the tag starts */
 	int strip_left, strip_right, keep_left, keep_right;
 };
 
@@ -123,7 +162,7 @@ enum xkind { X_END, X_NAME, X_INT, X_STR, X_OP };
 
 struct xtok {
 	enum xkind kind;
-	size_t b, e;               /* in src */
+	size_t b, e; /* in src */
 	size_t pos;
 };
 
@@ -131,8 +170,8 @@ struct xtok {
 
 /* template.c: the message and place of the error at POS, then a longjmp to
  * mad_render(); and arena memory, or that error. */
-__attribute__((format(printf, 3, 4), noreturn))
-void tpl_fail(struct ctx *c, size_t pos, const char *fmt, ...);
+__attribute__((format(printf, 3, 4), noreturn)) void tpl_fail(struct ctx *c, size_t pos,
+							      const char *fmt, ...);
 void *tpl_alloc(struct ctx *c, size_t size);
 
 /* Python's and Jinja2's ASCII white space; inline, as the lexer asks it of

@@ -82,8 +82,8 @@ static int render_guarded(struct ctx *c)
 	return 0;
 }
 
-int mad_render(const char *src, size_t len, const struct value *data,
-	       struct strbuf *out, struct mad_render_error *err)
+int mad_render(const char *src, size_t len, const struct value *data, struct strbuf *out,
+	       struct mad_render_error *err)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	int rc;

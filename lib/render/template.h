@@ -30,13 +30,13 @@
 struct strbuf;
 
 struct mad_render_error {
-	int line, col;          /* 1-based; 0 when not about a place */
+	int line, col; /* 1-based; 0 when not about a place */
 	char msg[MAD_ERR_MAX];
-	char text[512];         /* the template line, for a caret under COL */
+	char text[512]; /* the template line, for a caret under COL */
 };
 
 /* Renders SRC (LEN bytes) with DATA (a map) into OUT.  0, or -1 with ERR. */
-int mad_render(const char *src, size_t len, const struct value *data,
-	       struct strbuf *out, struct mad_render_error *err);
+int mad_render(const char *src, size_t len, const struct value *data, struct strbuf *out,
+	       struct mad_render_error *err);
 
 #endif

@@ -171,8 +171,7 @@ struct value *vdict_get(const struct vdict *d, const char *key, size_t klen)
 	return NULL;
 }
 
-int vdict_set(struct arena *a, struct vdict *d, const char *key, size_t klen,
-	      struct value v)
+int vdict_set(struct arena *a, struct vdict *d, const char *key, size_t klen, struct value v)
 {
 	struct value *have = vdict_get(d, key, klen);
 	size_t cap;
@@ -211,12 +210,18 @@ const char *vtype_name(enum vtype t)
 int v_truthy(const struct value *v)
 {
 	switch (v->t) {
-	case V_BOOL: return v->u.b;
-	case V_INT: return v->u.i != 0;
-	case V_STR: return v->u.str.len != 0;
-	case V_LIST: return v->u.list->n != 0;
-	case V_DICT: return v->u.dict->n != 0;
-	default: return 0;
+	case V_BOOL:
+		return v->u.b;
+	case V_INT:
+		return v->u.i != 0;
+	case V_STR:
+		return v->u.str.len != 0;
+	case V_LIST:
+		return v->u.list->n != 0;
+	case V_DICT:
+		return v->u.dict->n != 0;
+	default:
+		return 0;
 	}
 }
 
@@ -227,7 +232,8 @@ int v_equal(const struct value *a, const struct value *b)
 	if (a->t != b->t)
 		return 0;
 	switch (a->t) {
-	case V_NONE: return 1;
+	case V_NONE:
+		return 1;
 	case V_STR:
 		return a->u.str.len == b->u.str.len &&
 		       memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
@@ -242,7 +248,8 @@ int v_equal(const struct value *a, const struct value *b)
 		if (a->u.dict->n != b->u.dict->n)
 			return 0;
 		for (size_t i = 0; i < a->u.dict->n; i++) {
-			const struct value *o = vdict_get(b->u.dict, a->u.dict->key[i], a->u.dict->klen[i]);
+			const struct value *o =
+				vdict_get(b->u.dict, a->u.dict->key[i], a->u.dict->klen[i]);
 
 			if (!o || !v_equal(&a->u.dict->val[i], o))
 				return 0;

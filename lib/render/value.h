@@ -32,11 +32,14 @@ struct vdict {
 
 struct value {
 	enum vtype t;
-	int raw;                  /* printed as is, not as a shell word */
+	int raw; /* printed as is, not as a shell word */
 	union {
 		int b;
 		long long i;
-		struct { const char *s; size_t len; } str;
+		struct {
+			const char *s;
+			size_t len;
+		} str;
 		struct vlist *list;
 		struct vdict *dict;
 		const char *undef_name; /* what was not found, for the message */
@@ -63,8 +66,7 @@ struct value v_dict(struct arena *a);
 
 int vlist_push(struct arena *a, struct vlist *l, struct value v);
 /* Sets KEY (replacing an existing one, keeping its place). */
-int vdict_set(struct arena *a, struct vdict *d, const char *key, size_t klen,
-	      struct value v);
+int vdict_set(struct arena *a, struct vdict *d, const char *key, size_t klen, struct value v);
 /* The value of KEY, or NULL. */
 struct value *vdict_get(const struct vdict *d, const char *key, size_t klen);
 

@@ -18,8 +18,7 @@
 
 /* At most MAX bytes of PATH into *TEXT: 1, 0 when there is no such file,
  * -1 with ERR. */
-static int read_whole(const char *path, size_t max, char **text, size_t *len,
-		      char *err, size_t size)
+static int read_whole(const char *path, size_t max, char **text, size_t *len, char *err, size_t size)
 {
 	FILE *f = fopen(path, "re");
 	struct strbuf sb = STRBUF_INIT;
@@ -50,12 +49,10 @@ static void note_tried(struct mad_plugstack *ps, const char *path)
 {
 	size_t have = strlen(ps->tried);
 
-	snprintf(ps->tried + have, sizeof(ps->tried) - have, "%s'%s'",
-		 have ? ", " : "", path);
+	snprintf(ps->tried + have, sizeof(ps->tried) - have, "%s'%s'", have ? ", " : "", path);
 }
 
-static int parse_file(const char *path, int depth, struct mad_plugstack *ps,
-		      char *err, size_t size)
+static int parse_file(const char *path, int depth, struct mad_plugstack *ps, char *err, size_t size)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -71,8 +68,8 @@ static int parse_file(const char *path, int depth, struct mad_plugstack *ps,
 }
 
 /* SLURM reads an include pattern relative to the including file's folder. */
-static int include(const char *pattern, const char *file, int depth,
-		   struct mad_plugstack *ps, char *err, size_t size)
+static int include(const char *pattern, const char *file, int depth, struct mad_plugstack *ps,
+		   char *err, size_t size)
 {
 	char full[4096];
 	const char *slash = strrchr(file, '/');
@@ -98,9 +95,8 @@ static int is_mad(const char *path)
 	return strcmp(base ? base + 1 : path, "mad.so") == 0;
 }
 
-int mad_plugstack_parse(const char *text, size_t len, const char *file,
-			int depth, struct mad_plugstack *ps, char *err,
-			size_t size)
+int mad_plugstack_parse(const char *text, size_t len, const char *file, int depth,
+			struct mad_plugstack *ps, char *err, size_t size)
 {
 	const char *p = text, *end = text + len;
 	int lineno = 0;
@@ -130,8 +126,7 @@ int mad_plugstack_parse(const char *text, size_t len, const char *file,
 		w = line + strspn(line, " \t\r\f\v");
 		w += strcspn(w, " \t\r\f\v");
 		gap = w[0] && isspace((unsigned char)w[1]);
-		for (w = strtok_r(line, " \t\r\f\v", &save); w;
-		     w = strtok_r(NULL, " \t\r\f\v", &save)) {
+		for (w = strtok_r(line, " \t\r\f\v", &save); w; w = strtok_r(NULL, " \t\r\f\v", &save)) {
 			if (nw == MAD_PLUGSTACK_ARGS + 2)
 				return mad_error(err, size, "%s:%d: more than %d arguments", file,
 						 lineno, MAD_PLUGSTACK_ARGS);
@@ -241,8 +236,7 @@ int mad_plugstack_find(struct mad_plugstack *ps, char *err, size_t size)
 	return rc;
 }
 
-int mad_plugin_built_for(const char *so, char *version, size_t vsize, char *err,
-			 size_t size)
+int mad_plugin_built_for(const char *so, char *version, size_t vsize, char *err, size_t size)
 {
 	static const char tag[] = MAD_BUILT_FOR;
 	char *text = NULL;
@@ -280,8 +274,8 @@ static int same_major_minor(const char *a, const char *b)
 	return la == lb && strncmp(a, b, la) == 0;
 }
 
-void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found,
-			      const char *running, char *why, size_t size)
+void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found, const char *running,
+			      char *why, size_t size)
 {
 	char built[64], err[MAD_ERR_MAX];
 	int rc;
@@ -296,38 +290,48 @@ void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found,
 			 "%s:%d has two blanks before the path: spur splits the line at single "
 			 "blanks, reads an empty path, and dlopen(\"\") is spurd itself, so mad.so "
 			 "is silently absent; put one blank after 'required'/'optional' and "
-			 "restart spurd", ps->file, ps->line);
+			 "restart spurd",
+			 ps->file, ps->line);
 		return;
 	}
 	rc = mad_plugin_built_for(ps->so, built, sizeof(built), err, sizeof(err));
 	if (rc == -2) {
-		snprintf(why, size, "mad.so is not installed on this node: %s:%d names '%s', "
-			 "which does not exist here", ps->file, ps->line, ps->so);
+		snprintf(why, size,
+			 "mad.so is not installed on this node: %s:%d names '%s', "
+			 "which does not exist here",
+			 ps->file, ps->line, ps->so);
 	} else if (rc < 0) {
 		snprintf(why, size, "%s (named in %s:%d)", err, ps->file, ps->line);
 	} else if (rc == 0) {
-		snprintf(why, size, "'%s' (%s:%d) does not say which SLURM release it was "
+		snprintf(why, size,
+			 "'%s' (%s:%d) does not say which SLURM release it was "
 			 "built for (a build older than that record?)",
 			 ps->so, ps->file, ps->line);
 	} else if (!running) {
-		snprintf(why, size, "'%s' (%s:%d) is there, built for SLURM %s; see the "
-			 "node daemon's log for why it did not load", ps->so, ps->file,
-			 ps->line, built);
+		snprintf(why, size,
+			 "'%s' (%s:%d) is there, built for SLURM %s; see the "
+			 "node daemon's log for why it did not load",
+			 ps->so, ps->file, ps->line, built);
 	} else if (!*running) {
-		snprintf(why, size, "'%s' (%s:%d) was built for SLURM %s and the release "
+		snprintf(why, size,
+			 "'%s' (%s:%d) was built for SLURM %s and the release "
 			 "running here is unknown: SLURM loads a plugin only into the "
-			 "major.minor it was built for", ps->so, ps->file, ps->line, built);
+			 "major.minor it was built for",
+			 ps->so, ps->file, ps->line, built);
 	} else if (!same_major_minor(built, running)) {
-		snprintf(why, size, "'%s' (%s:%d) was built for SLURM %s, and this job runs "
+		snprintf(why, size,
+			 "'%s' (%s:%d) was built for SLURM %s, and this job runs "
 			 "under SLURM %s: SLURM loads a plugin only into the major.minor it "
 			 "was built for, and skips a mismatched optional one with one info "
 			 "line in the slurmd log (\"Incompatible Slurm plugin\"); rebuild "
-			 "mad.so against %s (configure --with-slurm=PREFIX)", ps->so, ps->file,
-			 ps->line, built, running, running);
+			 "mad.so against %s (configure --with-slurm=PREFIX)",
+			 ps->so, ps->file, ps->line, built, running, running);
 	} else {
-		snprintf(why, size, "'%s' (%s:%d) is there and built for SLURM %s, the "
+		snprintf(why, size,
+			 "'%s' (%s:%d) is there and built for SLURM %s, the "
 			 "release running here; see this node's slurmd log for why it did "
-			 "not load", ps->so, ps->file, ps->line, built);
+			 "not load",
+			 ps->so, ps->file, ps->line, built);
 	}
 }
 

@@ -28,23 +28,22 @@
 #define MAD_PLUGSTACK_ARGS 32
 
 struct mad_plugstack {
-	char file[4096];        /* the file holding the line */
+	char file[4096]; /* the file holding the line */
 	int line;
-	char so[4096];          /* the plugin's path on the line */
-	int spur_file;          /* FILE is spur's plugstack ($SPUR_PLUGSTACK, /etc/spur) */
-	int spur_empty_path;    /* two blanks before the path: spur reads "" (see .c) */
-	int argc;               /* the arguments after the plugin's path */
+	char so[4096];       /* the plugin's path on the line */
+	int spur_file;       /* FILE is spur's plugstack ($SPUR_PLUGSTACK, /etc/spur) */
+	int spur_empty_path; /* two blanks before the path: spur reads "" (see .c) */
+	int argc;            /* the arguments after the plugin's path */
 	char *argv[MAD_PLUGSTACK_ARGS];
-	char buf[8192];         /* argv points in here */
-	char tried[8192];       /* the files looked at, for messages */
+	char buf[8192];   /* argv points in here */
+	char tried[8192]; /* the files looked at, for messages */
 };
 
 /* Parses TEXT, the contents of FILE, for mad.so's line.  Include lines are
  * followed with INCLUDE_DEPTH left (0: not at all).  1 found (PS filled),
  * 0 not there, -1 with ERR naming FILE:LINE. */
-int mad_plugstack_parse(const char *text, size_t len, const char *file,
-			int include_depth, struct mad_plugstack *ps, char *err,
-			size_t size);
+int mad_plugstack_parse(const char *text, size_t len, const char *file, int include_depth,
+			struct mad_plugstack *ps, char *err, size_t size);
 
 /* Looks in the places above, in that order.  1 found, 0 nowhere (PS->tried
  * lists the files read), -1 with ERR (a file that exists but cannot be read
@@ -62,14 +61,13 @@ const char *mad_plugstack_value(const struct mad_plugstack *ps, const char *key)
 /* The SLURM release mad.so at SO was built for (the record after
  * MAD_BUILT_FOR in its file, see version.h), "24.11.7" into VERSION.
  * 1 found, 0 the file has no record, -2 no such file, -1 with ERR. */
-int mad_plugin_built_for(const char *so, char *version, size_t vsize, char *err,
-			 size_t size);
+int mad_plugin_built_for(const char *so, char *version, size_t vsize, char *err, size_t size);
 
 /* Why mad.so did not run in a job that asked for a model: the likeliest
  * reason, from the plugstack line found (FOUND is mad_plugstack_find's
  * result for PS), the plugin file on this node and RUNNING, the SLURM
  * release running the job ("" when unknown, NULL on spur), into WHY. */
-void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found,
-			      const char *running, char *why, size_t size);
+void mad_plugin_absent_reason(const struct mad_plugstack *ps, int found, const char *running,
+			      char *why, size_t size);
 
 #endif

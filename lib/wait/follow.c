@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int mad_follow_name(const char *pattern, long job, long rank, char *out,
-		    size_t size, char *err, size_t esize)
+int mad_follow_name(const char *pattern, long job, long rank, char *out, size_t size, char *err,
+		    size_t esize)
 {
 	char shown[MAD_PRINTABLE_SIZE], letter[8];
 	size_t off = 0;
@@ -23,9 +23,17 @@ int mad_follow_name(const char *pattern, long job, long rank, char *out,
 			w = snprintf(out + off, size - off, "%c", *p);
 		} else {
 			switch (*++p) {
-			case '%': w = snprintf(out + off, size - off, "%%"); break;
-			case 'A': case 'j': w = snprintf(out + off, size - off, "%ld", job); break;
-			case 'a': case 'r': w = snprintf(out + off, size - off, "%ld", rank); break;
+			case '%':
+				w = snprintf(out + off, size - off, "%%");
+				break;
+			case 'A':
+			case 'j':
+				w = snprintf(out + off, size - off, "%ld", job);
+				break;
+			case 'a':
+			case 'r':
+				w = snprintf(out + off, size - off, "%ld", rank);
+				break;
 			default:
 				mad_printable(shown, sizeof(shown), pattern, strlen(pattern));
 				mad_printable(letter, sizeof(letter), p, *p ? 1 : 0);

@@ -13,17 +13,17 @@ struct strbuf;
 
 struct mad_follow_file {
 	char path[4096];
-	long rank;              /* -1: the job's one file */
+	long rank; /* -1: the job's one file */
 	int fd;
 	off_t off;
-	char partial[4096];     /* a line not yet ended */
+	char partial[4096]; /* a line not yet ended */
 	size_t plen;
 };
 
 /* Expands PATTERN for JOB and RANK into OUT; 0, or -1 (ERR) on a pattern
  * too long or with an unknown %-letter. */
-int mad_follow_name(const char *pattern, long job, long rank, char *out,
-		    size_t size, char *err, size_t esize);
+int mad_follow_name(const char *pattern, long job, long rank, char *out, size_t size, char *err,
+		    size_t esize);
 /* Whether PATTERN names one file per rank. */
 int mad_follow_per_rank(const char *pattern);
 

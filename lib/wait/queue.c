@@ -49,19 +49,22 @@ long mad_time_limit_parse(const char *s)
 		return (long)days * 86400 + part[0] * 3600 + part[1] * 60 + part[2];
 	}
 	switch (clock_parts(s, part)) {
-	case 1: return part[0] * 60;                                   /* M */
-	case 2: return part[0] * 60 + part[1];                         /* M:S */
-	case 3: return part[0] * 3600 + part[1] * 60 + part[2];        /* H:M:S */
-	default: return -1;
+	case 1:
+		return part[0] * 60; /* M */
+	case 2:
+		return part[0] * 60 + part[1]; /* M:S */
+	case 3:
+		return part[0] * 3600 + part[1] * 60 + part[2]; /* H:M:S */
+	default:
+		return -1;
 	}
 }
 
 int mad_state_final(const char *state)
 {
 	static const char *const final[] = {
-		"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED",
-		"NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT", "REVOKED",
-		"SPECIAL_EXIT",
+		"BOOT_FAIL",     "CANCELLED", "COMPLETED", "DEADLINE", "FAILED",       "NODE_FAIL",
+		"OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT",   "REVOKED",  "SPECIAL_EXIT",
 	};
 
 	for (size_t i = 0; i < sizeof(final) / sizeof(final[0]); i++)
@@ -97,8 +100,7 @@ static long base_id(const char *tok)
 	return (long)id;
 }
 
-size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
-		       size_t n)
+size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e, size_t n)
 {
 	const char *p = text, *end = text + len;
 	size_t skipped = 0;
@@ -177,8 +179,7 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
 	return skipped;
 }
 
-int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
-		  char *err, size_t size)
+int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout, char *err, size_t size)
 {
 	struct strbuf ids = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	int status = 0, rc = -1;
@@ -197,7 +198,9 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
 	}
 	if (!sb_cstr(&ids))
 		return mad_error(err, size, "out of memory");
-	argv[0] = "squeue"; argv[1] = "--noheader"; argv[2] = "--states=all";
+	argv[0] = "squeue";
+	argv[1] = "--noheader";
+	argv[2] = "--states=all";
 	argv[3] = "--jobs";
 	argv[4] = ids.buf;
 	argv[5] = "--format";

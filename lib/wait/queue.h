@@ -17,16 +17,16 @@ enum mad_listing {
 };
 
 struct mad_queue_entry {
-	long id;                  /* the job (array job) id asked for */
+	long id; /* the job (array job) id asked for */
 	enum mad_listing listing;
-	char state[32];           /* the last state seen for it ("" if absent) */
-	long time_limit;          /* seconds; -1 unlimited or unknown */
-	int array;                /* listed as array tasks (ID_N) */
-	char user[64];            /* the job's user (%u), "" unknown */
-	long uid;                 /* USER's uid (mad_queue_ask), -1 unknown */
-	long started;             /* the start (%S) of the run shown running or ended, -1
+	char state[32];  /* the last state seen for it ("" if absent) */
+	long time_limit; /* seconds; -1 unlimited or unknown */
+	int array;       /* listed as array tasks (ID_N) */
+	char user[64];   /* the job's user (%u), "" unknown */
+	long uid;        /* USER's uid (mad_queue_ask), -1 unknown */
+	long started;    /* the start (%S) of the run shown running or ended, -1
 				     unknown (design.md §15: spur re-runs a job in its folder) */
-	long submitted;           /* the submit time (%V), -1 unknown; the
+	long submitted;  /* the submit time (%V), -1 unknown; the
 				     earliest listed (an array's tasks agree) */
 };
 
@@ -45,14 +45,12 @@ long mad_submit_time_parse(const char *s);
 /* Fills E[N] (ids set by the caller) from squeue's output TEXT.  Lines not
  * of the form "ID STATE [LIMIT [USER [SUBMIT [START]]]]" are skipped; returns how
  * many were. */
-size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e,
-		       size_t n);
+size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e, size_t n);
 
 /* Runs squeue (from PATH) for E[N], parses its answer and looks up each
  * listed user's uid.  A call that
  * fails, times out after TIMEOUT seconds or says nothing parseable on
  * error is -1 with ERR (the scheduler is "unknown"), else 0. */
-int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout,
-		  char *err, size_t size);
+int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout, char *err, size_t size);
 
 #endif

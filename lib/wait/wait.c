@@ -310,9 +310,9 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 
 /* ------------------------------------------------- the timing policy */
 
-#define DAY 86400.0          /* the default timeout, and the most the limits give */
-#define CONFIRM_MAX 5.0      /* between answers confirming a vanished job */
-#define BACKOFF_FIRST 2.0    /* after the first failed squeue */
+#define DAY 86400.0       /* the default timeout, and the most the limits give */
+#define CONFIRM_MAX 5.0   /* between answers confirming a vanished job */
+#define BACKOFF_FIRST 2.0 /* after the first failed squeue */
 #define GUARD_GROWTH 1.5
 #define GUARD_MAX 4        /* intervals */
 #define LIMIT_MARGIN 600.0 /* past the latest time limit */

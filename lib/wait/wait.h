@@ -118,7 +118,7 @@ struct mad_wait_job {
 	 * decided once squeue says when; one it never lists, once confirmed
 	 * gone, by the caller's files, unchecked, and the reason says so). */
 	uid_t uid;
-	long submitted;     /* -1 unknown */
+	long submitted; /* -1 unknown */
 	/* The current run's start: files before it are an earlier attempt's.
 	 * spur re-runs a requeued job under the same id, with the same submit
 	 * time and no restart count, in the same folder (spur #629): the latest
@@ -126,10 +126,10 @@ struct mad_wait_job {
 	 * (SLURM moves it on a requeue, and its next attempt has a folder of
 	 * its own).  -1: none (N/A, Unknown, pending). */
 	long attempt_from;
-	int last_read; /* the last read of a past attempt's folder: attempt_from does not apply */
-	long wait_start;    /* the wall clock when the wait began */
-	int witnessed;      /* squeue listed the job at least once */
-	int unbounded;      /* never listed, confirmed gone: no time bound */
+	int last_read;   /* the last read of a past attempt's folder: attempt_from does not apply */
+	long wait_start; /* the wall clock when the wait began */
+	int witnessed;   /* squeue listed the job at least once */
+	int unbounded;   /* never listed, confirmed gone: no time bound */
 	char ignored[1024]; /* what was passed over, for the reason and --json */
 	char run_dir[4096];
 	char dir[4200]; /* run_dir/<id>[.<restart>] */
@@ -269,8 +269,8 @@ struct mad_wait_timing {
 	double unknown_since;  /* the first of FAILURES in a row */
 	int failures;
 	long squeue_calls;
-	int answered;   /* squeue has answered at least once */
-	int code;       /* MAD_WAIT_PENDING until the wait ends */
+	int answered;          /* squeue has answered at least once */
+	int code;              /* MAD_WAIT_PENDING until the wait ends */
 	char why[MAD_ERR_MAX]; /* the end, for jobs without a verdict */
 };
 

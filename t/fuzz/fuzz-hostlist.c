@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_EXPAND 20000  /* keep each input fast; count() is still checked */
+#define MAX_EXPAND 20000 /* keep each input fast; count() is still checked */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

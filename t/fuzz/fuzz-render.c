@@ -59,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 	check(d.t == V_DICT);
 	switch (bytes[0] % 4) {
 	case 0:
-		check(mad_data_load(a, &d, "fixed.yaml", fixed_yaml, sizeof(fixed_yaml) - 1, err, sizeof(err)) == 0);
+		check(mad_data_load(a, &d, "fixed.yaml", fixed_yaml, sizeof(fixed_yaml) - 1, err,
+				    sizeof(err)) == 0);
 		render(a, &d, in, len);
 		break;
 	case 1:

@@ -33,7 +33,7 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
 	struct {
 		struct addrinfo ai;
 		struct sockaddr_in sin;
-	} *r;
+	} * r;
 
 	(void)service;
 	(void)hints;
@@ -60,7 +60,9 @@ static char run_dir[64];
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-	(void)st; (void)type; (void)ftw;
+	(void)st;
+	(void)type;
+	(void)ftw;
 	return remove(path);
 }
 
@@ -144,8 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* only a multi-node job's script goes without */
 		}
 		if (env_long(&sp, "NNODES") > 1 &&
-		    spur_getenv(&sp, "MASTER_ADDR", buf, sizeof(buf)) == 0 &&
-		    !strncmp(buf, "127.", 4))
+		    spur_getenv(&sp, "MASTER_ADDR", buf, sizeof(buf)) == 0 && !strncmp(buf, "127.", 4))
 			abort(); /* never loopback for a multi-node job */
 	}
 	spur_handle_free(&sp);

@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	switch (data[0] % 4) {
 	case 0:
-		rc = mad_marker_parse(text, len, &status, &when, host, sizeof(host), note, sizeof(note));
+		rc = mad_marker_parse(text, len, &status, &when, host, sizeof(host), note,
+				      sizeof(note));
 		check(rc >= -1 && rc <= 1);
 		check(rc != 1 || (status >= 0 && status <= 65535));
 		check(when >= -1);

@@ -25,10 +25,19 @@
 #include <string.h>
 #include <unistd.h>
 
-
-enum { SP_SUCCESS = 0, SP_ERROR = 1, SP_BAD_ARG = 2, SP_NOT_TASK = 3,
-       SP_ENV_EXISTS = 4, SP_ENV_NOEXIST = 5, SP_NOSPACE = 6, SP_NOT_REMOTE = 7,
-       SP_NOEXIST = 8, SP_NOT_AVAIL = 10, SP_NOT_LOCAL = 11 };
+enum {
+	SP_SUCCESS = 0,
+	SP_ERROR = 1,
+	SP_BAD_ARG = 2,
+	SP_NOT_TASK = 3,
+	SP_ENV_EXISTS = 4,
+	SP_ENV_NOEXIST = 5,
+	SP_NOSPACE = 6,
+	SP_NOT_REMOTE = 7,
+	SP_NOEXIST = 8,
+	SP_NOT_AVAIL = 10,
+	SP_NOT_LOCAL = 11
+};
 
 /* ------------------------------------------------------------ the env maps */
 
@@ -144,13 +153,29 @@ int spank_get_item(spank_t sp, int item, ...)
 	if (!sp || !out)
 		return SP_BAD_ARG;
 	switch (item) {
-	case 0: *out = sp->uid; break;
-	case 1: *out = sp->gid; break;
-	case 2: *out = sp->job_id; break;
-	case 3: case 4: case 5: case 6: case 7: case 14:
+	case 0:
+		*out = sp->uid;
+		break;
+	case 1:
+		*out = sp->gid;
+		break;
+	case 2:
+		*out = sp->job_id;
+		break;
+	case 3:
+	case 4:
+	case 5:
+	case 6:
+	case 7:
+	case 14:
 		*out = 0; /* SpankContext's ..Default::default() in executor.rs */
 		break;
-	case 8: case 9: case 10: case 11: case 12: case 13:
+	case 8:
+	case 9:
+	case 10:
+	case 11:
+	case 12:
+	case 13:
 		return SP_NOT_AVAIL;
 	default:
 		return SP_BAD_ARG;
@@ -213,17 +238,28 @@ int spank_job_control_unsetenv(spank_t sp, const char *var)
 const char *spank_strerror(int err)
 {
 	switch (err) {
-	case SP_SUCCESS: return "Success";
-	case SP_BAD_ARG: return "Bad argument";
-	case SP_NOT_TASK: return "Not in task context";
-	case SP_ENV_EXISTS: return "Environment variable exists";
-	case SP_ENV_NOEXIST: return "No such environment variable";
-	case SP_NOSPACE: return "Buffer too small";
-	case SP_NOT_REMOTE: return "Valid only in remote context";
-	case SP_NOEXIST: return "Id/pid does not exist on this node";
-	case SP_NOT_AVAIL: return "Item not available from this callback";
-	case SP_NOT_LOCAL: return "Valid only in local or allocator context";
-	default: return "Generic error";
+	case SP_SUCCESS:
+		return "Success";
+	case SP_BAD_ARG:
+		return "Bad argument";
+	case SP_NOT_TASK:
+		return "Not in task context";
+	case SP_ENV_EXISTS:
+		return "Environment variable exists";
+	case SP_ENV_NOEXIST:
+		return "No such environment variable";
+	case SP_NOSPACE:
+		return "Buffer too small";
+	case SP_NOT_REMOTE:
+		return "Valid only in remote context";
+	case SP_NOEXIST:
+		return "Id/pid does not exist on this node";
+	case SP_NOT_AVAIL:
+		return "Item not available from this callback";
+	case SP_NOT_LOCAL:
+		return "Valid only in local or allocator context";
+	default:
+		return "Generic error";
 	}
 }
 
@@ -240,8 +276,11 @@ static void log_verbatim(const char *level, const char *fmt)
 }
 
 /* spur logs the format verbatim: varargs are never expanded */
-#define VERBATIM(fn, level) \
-	void fn(const char *fmt, ...) { log_verbatim(level, fmt); }
+#define VERBATIM(fn, level)               \
+	void fn(const char *fmt, ...)     \
+	{                                 \
+		log_verbatim(level, fmt); \
+	}
 VERBATIM(slurm_error, "error")
 VERBATIM(slurm_info, "info")
 VERBATIM(slurm_verbose, "info")

@@ -142,7 +142,8 @@ TEST(ranks_agree_over_ipv6)
 	if (!have_ipv6_loopback()) {
 		const char *ci = getenv("CI");
 
-		printf("# no IPv6 loopback on this host%s\n", ci && !strcmp(ci, "true") ? " (CI=true: failing)" : "");
+		printf("# no IPv6 loopback on this host%s\n",
+		       ci && !strcmp(ci, "true") ? " (CI=true: failing)" : "");
 		CHECK(!ci || strcmp(ci, "true"));
 		return;
 	}
@@ -367,7 +368,8 @@ TEST(rank_0_out_of_descriptors_fails_in_time_without_spinning)
 	cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec + after.ru_stime.tv_sec -
 		       before.ru_stime.tv_sec) +
 	      (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec + after.ru_stime.tv_usec -
-		       before.ru_stime.tv_usec) / 1e6;
+		       before.ru_stime.tv_usec) /
+		      1e6;
 	printf("# rank 0: %s (%.2f s of CPU)\n", t[0].err, cpu);
 	CHECK(t[0].rc == -1);
 	CHECK(strstr(t[0].err, "did not connect") != NULL);
@@ -428,9 +430,9 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 	c.scheduler = MAD_SCHED_SLURM;
 	c.fanout = MAD_FANOUT_NODES;
 	c.facts_from = "SLURM";
-	c.rank = 1;          /* node level */
+	c.rank = 1; /* node level */
 	c.nnodes = 4;
-	c.task_rank = 3;     /* process level: what RANK is */
+	c.task_rank = 3; /* process level: what RANK is */
 	c.world_size = 8;
 	c.local_rank = 1;
 	c.local_world_size = 2;

@@ -34,8 +34,8 @@ static int compute(struct env *e, const struct mad_facts *f)
 }
 
 /* An srun step of job 50 on NNODES nodes (numeric names: no DNS here). */
-static void step_facts(struct mad_facts *f, long node, long nnodes, long task,
-		       long ntasks, long local, long local_ntasks)
+static void step_facts(struct mad_facts *f, long node, long nnodes, long task, long ntasks,
+		       long local, long local_ntasks)
 {
 	mad_facts_init(f);
 	f->job_id = 50;
@@ -159,12 +159,13 @@ TEST(every_task_of_a_random_layout_gets_a_distinct_rank)
 					f.array_task_id = node;
 					f.array_task_count = nn;
 				} else {
-					step_facts(&f, node, nn, first + local, total, local, per[node]);
+					step_facts(&f, node, nn, first + local, total, local,
+						   per[node]);
 					f.nodelist = "192.0.2.1";
 				}
-				if (compute(arr ? &array : &nodes, &f) != 0 ||
-				    c.task_rank < 0 || c.task_rank >= c.world_size ||
-				    c.world_size != total || seen[c.task_rank]++) {
+				if (compute(arr ? &array : &nodes, &f) != 0 || c.task_rank < 0 ||
+				    c.task_rank >= c.world_size || c.world_size != total ||
+				    seen[c.task_rank]++) {
 					bad++;
 					printf("# round %d node %ld local %ld: rank %ld of %ld (%s)\n",
 					       round, node, local, c.task_rank, c.world_size, err);
@@ -249,7 +250,8 @@ TEST(the_users_own_master_port_counts_unless_it_came_from_a_mad_job)
 	CHECK(compute(&spur_user, &f) == 0);
 	CHECK(c.master_port == 23456);
 	CHECK(compute(&bad, &f) == -2);
-	CHECK(strstr(err, "'http'") != NULL && strstr(err, "MASTER_PORT in the submit environment") != NULL);
+	CHECK(strstr(err, "'http'") != NULL &&
+	      strstr(err, "MASTER_PORT in the submit environment") != NULL);
 }
 
 TEST(loopback_is_never_master_addr_of_a_multi_node_job)
@@ -260,7 +262,8 @@ TEST(loopback_is_never_master_addr_of_a_multi_node_job)
 	step_facts(&f, 1, 2, 1, 2, 0, 1);
 	f.nodelist = "localhost,192.0.2.2";
 	CHECK(compute(&e, &f) == -1);
-	CHECK(strstr(err, "rank 0's node 'localhost' resolves to the loopback address 127.0.0.1") != NULL);
+	CHECK(strstr(err, "rank 0's node 'localhost' resolves to the loopback address 127.0.0.1") !=
+	      NULL);
 	/* rank 0's own node gives its own address instead */
 	step_facts(&f, 0, 2, 0, 2, 0, 1);
 	f.nodelist = "localhost,192.0.2.2";
@@ -287,7 +290,7 @@ TEST(addr_suffix_and_iface_choose_rank_0s_network)
 	struct mad_facts f;
 
 	step_facts(&f, 1, 2, 1, 2, 0, 1);
-	f.nodelist = "192.0.2,x";       /* "192.0.2" + ".7": a numeric name */
+	f.nodelist = "192.0.2,x"; /* "192.0.2" + ".7": a numeric name */
 	CHECK(compute(&suffix, &f) == 0);
 	CHECK_STR(c.master_addr, "192.0.2.7");
 	CHECK(compute(&iface, &f) == -1);
@@ -361,7 +364,7 @@ TEST(nproc_per_node_option_tasks_gpus_or_one)
 	f.gpus_from = "SLURM (SLURM_GPUS_ON_NODE)";
 	CHECK(compute(&e, &f) == 0 && c.nproc == 8);
 	CHECK(compute(&gpu, &f) == 0 && c.nproc == 8);
-	f.inherited_nproc = 4;        /* the batch step saw 4 tasks per node */
+	f.inherited_nproc = 4; /* the batch step saw 4 tasks per node */
 	CHECK(compute(&e, &f) == 0 && c.nproc == 4);
 	f.node_tasks = 2;
 	CHECK(compute(&e, &f) == 0 && c.nproc == 2);

@@ -98,16 +98,14 @@ TEST(several_groups_and_suffixes)
 {
 	CHECK_STR(expand("rack[1-2]-node[01-02]"),
 		  "rack1-node01 rack1-node02 rack2-node01 rack2-node02");
-	CHECK_STR(expand("node[1-3][1-2]"),
-		  "node11 node12 node21 node22 node31 node32");
+	CHECK_STR(expand("node[1-3][1-2]"), "node11 node12 node21 node22 node31 node32");
 	CHECK_STR(expand("node[1-3]-ib"), "node1-ib node2-ib node3-ib");
 	CHECK_STR(expand("x[1-2]y[3,5]z"), "x1y3z x1y5z x2y3z x2y5z");
 	CHECK_STR(expand("a[1-2],b[1-2]c"), "a1 a2 b1c b2c");
 	/* SLURM's order for three groups: last fastest, then first, second */
 	CHECK_STR(expand("a[1-2]b[1-2]c[1-2]"),
 		  "a1b1c1 a1b1c2 a2b1c1 a2b1c2 a1b2c1 a1b2c2 a2b2c1 a2b2c2");
-	CHECK_STR(expand("n[1-2][3-4][5-6]"),
-		  "n135 n136 n235 n236 n145 n146 n245 n246");
+	CHECK_STR(expand("n[1-2][3-4][5-6]"), "n135 n136 n235 n236 n145 n146 n245 n246");
 }
 
 TEST(bad_lists_name_the_bad_part)
@@ -168,7 +166,10 @@ TEST(nth_agrees_with_foreach)
 {
 	static const char *lists[] = {
 		"n[1-3,7,010-012]x[1-2]y,m,r[9-11][001-3]-ib,z[5]",
-		"a[1-2]b[1-2]c[1-2]d", "w[1-3]x[1,5]y[7-9]z[0-1]", "single", "[0-9]",
+		"a[1-2]b[1-2]c[1-2]d",
+		"w[1-3]x[1,5]y[7-9]z[0-1]",
+		"single",
+		"[0-9]",
 	};
 	size_t l, i;
 
@@ -182,8 +183,7 @@ TEST(nth_agrees_with_foreach)
 		CHECK(hostlist_foreach(hl, collect_visit, &v) == 0);
 		CHECK(v.n == hostlist_count(hl));
 		for (i = 0; i < v.n; i++) {
-			CHECK(hostlist_nth(hl, i, buf, sizeof(buf)) ==
-			      (long)strlen(hostvec_at(&v, i)));
+			CHECK(hostlist_nth(hl, i, buf, sizeof(buf)) == (long)strlen(hostvec_at(&v, i)));
 			CHECK_STR(buf, hostvec_at(&v, i));
 		}
 		hostvec_free(&v);
@@ -198,8 +198,7 @@ TEST(compress_keeps_order_like_scontrol)
 	CHECK_STR(compress("n1", 0, 0), "n1");
 	CHECK_STR(compress("a,a,b", 0, 0), "a,a,b");
 	CHECK_STR(compress("a1,b1,a2", 0, 0), "a1,b1,a2");
-	CHECK_STR(compress("node001,node002,node3,node010", 0, 0),
-		  "node[001-002,3,010]");
+	CHECK_STR(compress("node001,node002,node3,node010", 0, 0), "node[001-002,3,010]");
 	CHECK_STR(compress("n8,n9,n10,n11", 0, 0), "n[8-11]");
 	CHECK_STR(compress("n098,n099,n100", 0, 0), "n[098-100]");
 	CHECK_STR(compress("n09,n010", 0, 0), "n[09,010]");
@@ -227,12 +226,10 @@ static int random_list(char *buf, size_t size, unsigned *seed)
 	for (p = 0; p < parts && o + 40 < size; p++) {
 		int lo = rand_r(seed) % 120, n = rand_r(seed) % 30;
 
-		o += (size_t)snprintf(buf + o, size - o, "%s%s[%0*d-%d]",
-				      p ? "," : "", rand_r(seed) % 2 ? "n" : "m",
-				      rand_r(seed) % 3 + 1, lo, lo + n);
+		o += (size_t)snprintf(buf + o, size - o, "%s%s[%0*d-%d]", p ? "," : "",
+				      rand_r(seed) % 2 ? "n" : "m", rand_r(seed) % 3 + 1, lo, lo + n);
 		if (rand_r(seed) % 3 == 0)
-			o += (size_t)snprintf(buf + o, size - o, ",n%d",
-					      rand_r(seed) % 150);
+			o += (size_t)snprintf(buf + o, size - o, ",n%d", rand_r(seed) % 150);
 	}
 	return 0;
 }
@@ -265,8 +262,7 @@ TEST(compress_round_trips)
 			CHECK(a.n == b.n);
 			for (k = 0; k < a.n && k < b.n; k++)
 				if (strcmp(hostvec_at(&a, k), hostvec_at(&b, k))) {
-					printf("# %s -> %s differs at %zu\n", text,
-					       sb.buf, k);
+					printf("# %s -> %s differs at %zu\n", text, sb.buf, k);
 					CHECK(0);
 					break;
 				}

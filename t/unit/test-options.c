@@ -23,8 +23,7 @@ static int resolve(const char *cli_model, struct env *e, int ac, char **av)
 
 TEST(each_source_beats_the_next)
 {
-	struct env all = { { "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model=spank",
-			     "MAD_MODEL=env" } };
+	struct env all = { { "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_model=spank", "MAD_MODEL=env" } };
 	struct env env_only = { { "MAD_MODEL=env" } };
 	struct env none = { { NULL } };
 	char *av[] = { "model=site", "timeout=60" };
@@ -50,9 +49,8 @@ TEST(each_source_beats_the_next)
 
 TEST(a_job_inside_a_mad_job_keeps_only_model_and_run_dir)
 {
-	struct env e = { { "MAD_ENV_FROM=spank", "MAD_MODEL=m", "MAD_RUN_DIR=/r",
-			   "MAD_FANOUT=array", "MAD_NNODES=8",
-			   "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_timeout=5" } };
+	struct env e = { { "MAD_ENV_FROM=spank", "MAD_MODEL=m", "MAD_RUN_DIR=/r", "MAD_FANOUT=array",
+			   "MAD_NNODES=8", "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_timeout=5" } };
 
 	CHECK(resolve(NULL, &e, 0, NULL) == 0);
 	CHECK_STR(opts.value[MAD_OPT_MODEL], "m");
@@ -110,7 +108,10 @@ TEST(a_model_asked_anywhere_makes_bad_values_count)
 
 TEST(value_checks)
 {
-	static const struct { enum mad_opt opt; const char *v; int ok;
+	static const struct {
+		enum mad_opt opt;
+		const char *v;
+		int ok;
 	} cases[] = {
 		{ MAD_OPT_MODEL, "llama-3.1_8B", 1 },
 		{ MAD_OPT_MODEL, "", 0 },
@@ -178,7 +179,7 @@ TEST(nodes_fanout_batch_and_step)
 	CHECK_STR(c.master_addr, "192.0.2.10");
 	CHECK(c.markers_expected == 1);
 
-	f.batch_step = 0;            /* an srun step: step-relative ids */
+	f.batch_step = 0; /* an srun step: step-relative ids */
 	f.node_id = 2;
 	f.nnodes = 3;
 	CHECK(compute(&e, &f) == 0);
@@ -218,7 +219,7 @@ TEST(array_fanout)
 	CHECK_STR(c.job_dir, "/run/100.2");
 	CHECK(compute(&no_dir, &f) == -1);
 	CHECK(strstr(err, "needs --mad-run-dir") != NULL);
-	f.array_task_id = 9;       /* rank 4 of 4 */
+	f.array_task_id = 9; /* rank 4 of 4 */
 	CHECK(compute(&e, &f) == -1);
 	CHECK(strstr(err, "outside 0..3") != NULL);
 	f.array_task_id = MAD_NONE;

@@ -122,11 +122,11 @@ TEST(dash_and_bash_read_back_random_values)
 		sb_reset(&word);
 		CHECK(shell_quote(&word, value, len) == 0);
 		for (s = 0; s < 2; s++) {
-			if (shell_reads(shells[s], sb_cstr(&word), &got) ||
-			    got.len != len || memcmp(got.buf, value, len)) {
+			if (shell_reads(shells[s], sb_cstr(&word), &got) || got.len != len ||
+			    memcmp(got.buf, value, len)) {
 				if (mismatches++ < 5)
-					printf("# %s misread the quoted word %s\n",
-					       shells[s], word.buf);
+					printf("# %s misread the quoted word %s\n", shells[s],
+					       word.buf);
 				CHECK(0);
 			}
 		}

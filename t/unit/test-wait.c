@@ -107,8 +107,8 @@ TEST(markers_decide)
 	put("100/expected", "4\n");
 	put("100/done_rank0", "0\nhost=a\n");
 	put("100/done_rank2", "0\n");
-	put("100/done_rank07", "1\n");      /* not a marker name */
-	put("100/done_rank9", "1\n");       /* beyond the job's ranks */
+	put("100/done_rank07", "1\n"); /* not a marker name */
+	put("100/done_rank9", "1\n");  /* beyond the job's ranks */
 	CHECK(mad_wait_scan(&j, &cfg, 1, err, sizeof(err)) == 2);
 	CHECK(j.expected == 4 && j.ndone == 2 && j.nfailed == 0);
 	mad_wait_missing(&j, missing, sizeof(missing));

@@ -11,36 +11,38 @@ static int unit_count, unit_failed_tests, unit_current_failed;
 
 #define TEST(name) static void name(void)
 
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		unit_current_failed = 1; \
-		printf("# %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
+#define CHECK(cond)                                                                       \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			unit_current_failed = 1;                                          \
+			printf("# %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+		}                                                                         \
+	} while (0)
 
-#define CHECK_STR(got, want) do { \
-	const char *g_ = (got), *w_ = (want); \
-	if (!g_ || strcmp(g_, w_) != 0) { \
-		unit_current_failed = 1; \
-		printf("# %s:%d: got '%s', want '%s'\n", __FILE__, __LINE__, \
-		       g_ ? g_ : "(null)", w_); \
-	} \
-} while (0)
+#define CHECK_STR(got, want)                                                         \
+	do {                                                                         \
+		const char *g_ = (got), *w_ = (want);                                \
+		if (!g_ || strcmp(g_, w_) != 0) {                                    \
+			unit_current_failed = 1;                                     \
+			printf("# %s:%d: got '%s', want '%s'\n", __FILE__, __LINE__, \
+			       g_ ? g_ : "(null)", w_);                              \
+		}                                                                    \
+	} while (0)
 
-#define RUN(name) do { \
-	unit_current_failed = 0; \
-	name(); \
-	unit_count++; \
-	unit_failed_tests += unit_current_failed; \
-	printf("%sok %d - %s\n", unit_current_failed ? "not " : "", \
-	       unit_count, #name); \
-	fflush(stdout); \
-} while (0)
+#define RUN(name)                                                                               \
+	do {                                                                                    \
+		unit_current_failed = 0;                                                        \
+		name();                                                                         \
+		unit_count++;                                                                   \
+		unit_failed_tests += unit_current_failed;                                       \
+		printf("%sok %d - %s\n", unit_current_failed ? "not " : "", unit_count, #name); \
+		fflush(stdout);                                                                 \
+	} while (0)
 
 static inline int unit_done(void)
 {
-	printf("1..%d\n# %d passed, %d failed\n", unit_count,
-	       unit_count - unit_failed_tests, unit_failed_tests);
+	printf("1..%d\n# %d passed, %d failed\n", unit_count, unit_count - unit_failed_tests,
+	       unit_failed_tests);
 	return unit_failed_tests ? 1 : 0;
 }
 

@@ -57,17 +57,7 @@ TEST(plugstack_lines)
 
 int main(void)
 {
-	char cmd[4200];
-	int rc;
-
-	if (!mkdtemp(run_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	unit_mkdtemp(run_dir);
 	RUN(plugstack_lines);
-	rc = unit_done();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
-	if (system(cmd) != 0)
-		rc = 1;
-	return rc;
+	return unit_done_in(run_dir);
 }

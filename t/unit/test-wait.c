@@ -1138,13 +1138,7 @@ TEST(ready_a_job_that_ends_first_fails_at_once)
 
 int main(void)
 {
-	char cmd[4200];
-	int rc;
-
-	if (!mkdtemp(run_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	unit_mkdtemp(run_dir);
 	RUN(ready_rank0s_marker_makes_the_job_ready);
 	RUN(ready_a_job_that_ends_first_fails_at_once);
 	RUN(markers_decide);
@@ -1174,9 +1168,5 @@ int main(void)
 	RUN(policy_a_job_pending_for_ever_ends_within_a_day);
 	RUN(policy_one_squeue_for_every_undecided_job);
 	RUN(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided);
-	rc = unit_done();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
-	if (system(cmd) != 0)
-		rc = 1;
-	return rc;
+	return unit_done_in(run_dir);
 }

@@ -5,6 +5,7 @@
 #define MAD_UNIT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int unit_count, unit_failed_tests, unit_current_failed;
@@ -44,6 +45,27 @@ static inline int unit_done(void)
 	printf("1..%d\n# %d passed, %d failed\n", unit_count, unit_count - unit_failed_tests,
 	       unit_failed_tests);
 	return unit_failed_tests ? 1 : 0;
+}
+
+/* For a test that writes files: DIR (a mkdtemp template) made, or exit 1. */
+static inline void unit_mkdtemp(char *dir)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+/* unit_done(), with DIR and all in it removed (a failure to remove fails). */
+static inline int unit_done_in(const char *dir)
+{
+	char cmd[4200];
+	int rc = unit_done();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		rc = 1;
+	return rc;
 }
 
 #endif

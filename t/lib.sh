@@ -130,10 +130,8 @@ cluster_test() {
 # (an --output= in ARGS wins).  Both are removed first and printed after, for bats to show
 # when the test fails.  A file sets at its top, for all its jobs: submit_within, the
 # seconds sbatch may take (default 120), and submit_time, the jobs' --time (default none).
-# A file with a submit() of its own keeps it (cluster-spur.bats: through spur's sbatch,
-# which cannot wait): the file is read before its setup loads this one.
 # shellcheck disable=SC2034,SC2154 # bats's run sets $status and $output; the tests read $jobid
-declare -F submit >/dev/null || submit() {
+submit() {
 	local name
 	name=$(basename "$BATS_TEST_FILENAME" .bats)
 	local base=$MAD_CLUSTER_SHARED/${name#cluster-}-$BATS_TEST_NUMBER

@@ -87,7 +87,8 @@ wait_lines() {
 	return 1
 }
 
-submit() {
+# spur_submit ARGS...: through spur's sbatch, which cannot wait: "Submitted batch job J".
+spur_submit() {
 	run "${spur[@]}" "$@"
 	assert_success
 	assert_output --regexp '^Submitted batch job [0-9]+$'
@@ -139,7 +140,7 @@ submit() {
 		grep -qx 'node=n2' "exp-$a.out"
 		grep -qx 'A=1 B=unset' "exp-$b.out"
 		if [[ $gen != 0.8 ]]; then
-			# 0.12 (#795): ALL seeds the submit env, A=5 sets on top
+			# 0.12 (#795): ALL seeds the spur_submit env, A=5 sets on top
 			grep -qx 'A=5 B=2 HOME=.*' "exp-$c.out"
 		else
 			grep -qx 'A=unset B=unset HOME=/root' "exp-$c.out" # nothing exported: spurd's HOME shows through
@@ -159,7 +160,7 @@ submit() {
 @test "(a) native 4-node spur job: every node runs the script, ranks from SPANK + mad-env, TCP exchange" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit sbatch --nodes=4 spur-job.sh
+		spur_submit sbatch --nodes=4 spur-job.sh
 		wait_gone "$jobid"
 		out=$MAD_CLUSTER_SHARED/spur-$jobid.out # spur's default name, spur's id
 		cat "$out"
@@ -175,7 +176,7 @@ submit() {
 	require_torch
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit env MAD_NPROC_PER_NODE=2 TORCH_ALLREDUCE_TIMEOUT=40 sbatch --nodes=4 --exclusive \
+		spur_submit env MAD_NPROC_PER_NODE=2 TORCH_ALLREDUCE_TIMEOUT=40 sbatch --nodes=4 --exclusive \
 			-o 'torch-%j.out' spur-torch.sh
 		wait_gone "$jobid"
 		cat "torch-$jobid.out"
@@ -183,7 +184,7 @@ submit() {
 		for r in 0 1 2 3; do
 			[[ $(head -1 "$run_dir/$jobid/done_rank$r") == 0 ]]
 		done
-		submit env MAD_NPROC_PER_NODE=2 MAD_FANOUT=array MAD_NNODES=4 TORCH_ALLREDUCE_TIMEOUT=40 \
+		spur_submit env MAD_NPROC_PER_NODE=2 MAD_FANOUT=array MAD_NNODES=4 TORCH_ALLREDUCE_TIMEOUT=40 \
 			sbatch --array=0-3 --exclusive --nodes=1 -o 'torch-arr-%A_%a.out' spur-torch.sh
 		wait_gone "$jobid"
 		cat torch-arr-"$jobid"_*.out
@@ -195,7 +196,7 @@ submit() {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
 		# no model: what spur itself gives, untouched by mad.so
-		submit env -u MAD_MODEL RANK=user sbatch --nodes=3 -o 'env-%j.out' --wrap \
+		spur_submit env -u MAD_MODEL RANK=user sbatch --nodes=3 -o 'env-%j.out' --wrap \
 			'echo "$SLURM_NODEID node=${NODE_RANK:-none} procid=$SLURM_PROCID local=$SLURM_LOCALID/${LOCAL_RANK:-none}/${LOCAL_WORLD_SIZE:-none}/${NPROC_PER_NODE:-none} list=$SLURM_JOB_NODELIST name=$SLURMD_NODENAME peers=$SPUR_PEER_NODES master=${MASTER_ADDR:-none}:${MASTER_PORT:-none} rank=${RANK:-none} world=${WORLD_SIZE:-none} resolves=$(getent hosts "${SPUR_PEER_NODES%%:*}" | wc -l)"'
 		wait_lines "env-$jobid.out" 3
 		out=env-$jobid.out
@@ -214,7 +215,7 @@ submit() {
 			fi
 		done
 		# a single-node job has NODE_RANK too, on 0.8
-		submit env -u MAD_MODEL sbatch -o 'env-%j.out' --wrap 'echo "node=${NODE_RANK:-none} master=${MASTER_ADDR:-none}"'
+		spur_submit env -u MAD_MODEL sbatch -o 'env-%j.out' --wrap 'echo "node=${NODE_RANK:-none} master=${MASTER_ADDR:-none}"'
 		wait_lines "env-$jobid.out" 1
 		if [[ $gen == 0.8 ]]; then grep -qx 'node=0 master=none' "env-$jobid.out"; else grep -qx 'node=none master=none' "env-$jobid.out"; fi
 	done
@@ -223,7 +224,7 @@ submit() {
 @test "(b) spur array fan-out: task ids J+1.., collected under SLURM_ARRAY_JOB_ID, TCP exchange" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit env MAD_FANOUT=array MAD_NNODES=4 sbatch --array=0-3 --exclusive --nodes=1 \
+		spur_submit env MAD_FANOUT=array MAD_NNODES=4 sbatch --array=0-3 --exclusive --nodes=1 \
 			--output='spur-arr-%A_%a.out' spur-job.sh
 		wait_gone "$jobid"
 		cat "$MAD_CLUSTER_SHARED"/spur-arr-"$jobid"_*.out
@@ -242,7 +243,7 @@ submit() {
 @test "multi-node array tasks get the whole multi-node env (its torch variables only on 0.8, #793)" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit env -u MAD_MODEL sbatch --array=0-1 --nodes=2 -o 'marr-%A_%a.out' --wrap \
+		spur_submit env -u MAD_MODEL sbatch --array=0-1 --nodes=2 -o 'marr-%A_%a.out' --wrap \
 			'echo "job=$SLURM_JOB_ID array=$SLURM_ARRAY_JOB_ID task=$SLURM_ARRAY_TASK_ID nodeid=$SLURM_NODEID node=${NODE_RANK:-none} nnodes=$SLURM_NNODES master=${MASTER_ADDR:-none}"'
 		for t in 0 1; do
 			f=marr-${jobid}_$t.out
@@ -263,7 +264,7 @@ submit() {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
 		# srun as a command, never run: the mention is what counts
-		submit env SPUR_EMU_TRACE=1 sbatch --nodes=3 -o 'hold-%j.out' --wrap \
+		spur_submit env SPUR_EMU_TRACE=1 sbatch --nodes=3 -o 'hold-%j.out' --wrap \
 			'if false; then srun true; fi; echo "script on $NODE_RANK"'
 		wait_gone "$jobid"
 		out=hold-$jobid.out
@@ -274,7 +275,7 @@ submit() {
 		cat "spur-$jobid.out"
 		[[ $(grep -c "spurd-spank: job $jobid: init, task_init ran" "spur-$jobid.out") -eq 3 ]]
 		# a quoted or commented mention: 0.8 still holds, 0.12 ignores it (#627)
-		submit sbatch --nodes=2 -o 'hold-%j.out' --wrap 'echo "srun later, on $NODE_RANK" # mpirun'
+		spur_submit sbatch --nodes=2 -o 'hold-%j.out' --wrap 'echo "srun later, on $NODE_RANK" # mpirun'
 		wait_gone "$jobid"
 		cat "hold-$jobid.out"
 		if [[ $gen == 0.8 ]]; then
@@ -310,9 +311,9 @@ submit() {
 @test "spur's squeue: literal delimiters kept, -S sorts, -j J_k lists every job, array tasks by id, unknown flags rejected" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit sbatch --hold --job-name='a b' --wrap true
+		spur_submit sbatch --hold --job-name='a b' --wrap true
 		one=$jobid
-		submit sbatch --hold --array=0-1 --wrap true
+		spur_submit sbatch --hold --array=0-1 --wrap true
 		arr=$jobid
 		run "${spur[@]}" squeue -h -j "$one" -o '%i|%T|%j'
 		assert_success
@@ -348,7 +349,7 @@ submit() {
 @test "spur's squeue: a new job hidden for the startup window (SPUR_EMU_SQUEUE_HIDE)" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit sbatch --hold --wrap true
+		spur_submit sbatch --hold --wrap true
 		run "${spur[@]}" SPUR_EMU_SQUEUE_HIDE=30 squeue -h -j "$jobid" -o '%i'
 		assert_output ''
 		run "${spur[@]}" squeue -h -j "$jobid" -o '%i'
@@ -363,16 +364,16 @@ submit() {
 		printf '#!/bin/bash\ntrap '\''mad-mark $?'\'' EXIT\neval "$(mad-env)"\nsleep 2\n' >wait-ok.sh
 		printf '#!/bin/bash\ntrap '\''mad-mark $?'\'' EXIT\neval "$(mad-env)"\n[[ $NODE_RANK != 1 ]]\n' >wait-fail.sh
 		chmod 0755 wait-ok.sh wait-fail.sh
-		submit sbatch --nodes=2 -o /dev/null wait-ok.sh
+		spur_submit sbatch --nodes=2 -o /dev/null wait-ok.sh
 		run "${spur[@]}" mad-wait --interval 1 --grace 2 "$jobid"
 		echo "$output"
 		assert_success
-		submit env MAD_FANOUT=array MAD_NNODES=2 sbatch --array=0-1 -o /dev/null wait-ok.sh
+		spur_submit env MAD_FANOUT=array MAD_NNODES=2 sbatch --array=0-1 -o /dev/null wait-ok.sh
 		run "${spur[@]}" mad-wait --json --interval 1 --grace 2 "$jobid"
 		echo "$output"
 		assert_success
 		assert_output --partial '"expected":	2'
-		submit env MAD_FANOUT=array MAD_NNODES=2 sbatch --array=0-1 -o /dev/null wait-fail.sh
+		spur_submit env MAD_FANOUT=array MAD_NNODES=2 sbatch --array=0-1 -o /dev/null wait-fail.sh
 		run "${spur[@]}" mad-wait --interval 1 --grace 2 "$jobid"
 		echo "$output"
 		assert_failure
@@ -398,7 +399,7 @@ submit() {
 			mad-mark \$st; exit \$st
 		JOB
 		chmod 0755 rq.sh
-		submit sbatch -o /dev/null rq.sh
+		spur_submit sbatch -o /dev/null rq.sh
 		wait_gone "$jobid"
 		wait_lines "$MAD_CLUSTER_SHARED/rq-env.1" 1
 		sleep 3 # past mad-wait's clock slack: the first attempt's marker is older than the requeue
@@ -420,7 +421,7 @@ submit() {
 @test "(c) spur, rank 0 late past the timeout: peers fail clearly, markers say so, no empty MASTER_ADDR" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit env MAD_FANOUT=array MAD_NNODES=4 MAD_TIMEOUT=8 sbatch --hold --array=0-3 \
+		spur_submit env MAD_FANOUT=array MAD_NNODES=4 MAD_TIMEOUT=8 sbatch --hold --array=0-3 \
 			--exclusive --nodes=1 --output='spur-late-%A_%a.out' spur-job.sh
 		# tasks 1..3 are jobs J+2..J+4
 		"${spur[@]}" scontrol release "$((jobid + 2)),$((jobid + 3)),$((jobid + 4))"
@@ -443,7 +444,7 @@ submit() {
 @test "(d) MAD_SCHEDULER=slurm given on a spur-looking job wins over detection" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit env MAD_SCHEDULER=slurm sbatch --nodes=2 spur-job.sh
+		spur_submit env MAD_SCHEDULER=slurm sbatch --nodes=2 spur-job.sh
 		wait_gone "$jobid"
 		out=$MAD_CLUSTER_SHARED/spur-$jobid.out
 		cat "$out"
@@ -455,7 +456,7 @@ submit() {
 @test "a plugstack line with two blanks before the path: mad.so never ran, and mad-env --explain says why" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit env SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf" sbatch --nodes=2 \
+		spur_submit env SPUR_PLUGSTACK="$MAD_CLUSTER_SHARED/spur-plugstack-blank.conf" sbatch --nodes=2 \
 			-o 'blank-%j.out' --wrap 'echo "from=${MAD_ENV_FROM:-none} sched=${MAD_SCHEDULER:-none}"
 				mad-env --explain | grep "^# mad.so did not run" | tr -d "\n"; echo'
 		wait_lines "blank-$jobid.out" 4
@@ -469,11 +470,11 @@ submit() {
 @test "spur's sacct: records only from RUNNING, -j filters only on 0.12, no -P or -X" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"
-		submit sbatch --wrap 'sleep 30'
+		spur_submit sbatch --wrap 'sleep 30'
 		first=$jobid
-		submit sbatch --wrap 'sleep 30'
+		spur_submit sbatch --wrap 'sleep 30'
 		second=$jobid
-		submit sbatch --hold --wrap true
+		spur_submit sbatch --hold --wrap true
 		held=$jobid
 		for _ in $(seq 40); do
 			[[ $("${spur[@]}" squeue -h -t R -o %i | wc -l) -ge 2 ]] && break
@@ -521,8 +522,8 @@ spur_launcher() { # name fanout nnodes command-word
 		-c "$MAD_CLUSTER_SHARED/$job.json" -o "$MAD_CLUSTER_SHARED/$job.sh" "$BATS_TEST_DIRNAME/../../templates/launchers/$1.sh.j2"
 	chmod 0644 "$MAD_CLUSTER_SHARED/$job.sh"
 	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out
-	# spur's SPANK host runs mad.so before the script: its options come with the submit env
-	submit env MAD_FANOUT="$2" MAD_NNODES="$3" MAD_NPROC_PER_NODE=2 sbatch "$job.sh"
+	# spur's SPANK host runs mad.so before the script: its options come with the spur_submit env
+	spur_submit env MAD_FANOUT="$2" MAD_NNODES="$3" MAD_NPROC_PER_NODE=2 sbatch "$job.sh"
 	wait_gone "$jobid"
 	outs=("$MAD_CLUSTER_SHARED/$job"-*.out)
 	cat "${outs[@]}"

@@ -66,6 +66,15 @@ static long env_long(mad_getenv_fn getenv_fn, void *ctx, const char *name)
 	return getenv_fn(ctx, name, buf, sizeof(buf)) == 1 ? mad_parse_long(buf) : MAD_NONE;
 }
 
+/* NAME, or spur's SPUR_NAME where NAME is absent: spur's multi-task --mpi=pmix launch unsets
+ * SLURM's per-task names in each task and keeps spur's (design.md §9) */
+static long env_long_or_spur(mad_getenv_fn getenv_fn, void *ctx, const char *name, const char *spur_name)
+{
+	long n = env_long(getenv_fn, ctx, name);
+
+	return n == MAD_NONE ? env_long(getenv_fn, ctx, spur_name) : n;
+}
+
 /* This node's count in a tasks-per-node variable. */
 static long env_tasks_on_node(mad_getenv_fn getenv_fn, void *ctx, const char *name, long index)
 {
@@ -86,7 +95,7 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 	f->has_spur_job_id = getenv_fn(ctx, "SPUR_JOB_ID", buf, sizeof(buf)) != 0;
 	f->step_id = env_long(getenv_fn, ctx, "SLURM_STEP_ID");
 	f->job_id = env_long(getenv_fn, ctx, "SLURM_JOB_ID");
-	f->node_id = env_long(getenv_fn, ctx, "SLURM_NODEID");
+	f->node_id = env_long_or_spur(getenv_fn, ctx, "SLURM_NODEID", "SPUR_NODEID");
 	if (f->node_id == MAD_NONE)
 		f->node_id = env_long(getenv_fn, ctx, "SPUR_NODE_RANK");
 	f->nnodes = env_long(getenv_fn, ctx, "SLURM_NNODES");
@@ -108,12 +117,15 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 		nnodes = env_long(getenv_fn, ctx, "SLURM_STEP_NUM_NODES");
 		if (nnodes != MAD_NONE)
 			f->nnodes = nnodes;
-		f->task_id = env_long(getenv_fn, ctx, "SLURM_PROCID");
+		f->task_id = env_long_or_spur(getenv_fn, ctx, "SLURM_PROCID", "SPUR_PROCID");
 		f->ntasks = env_long(getenv_fn, ctx, "SLURM_STEP_NUM_TASKS");
 		if (f->ntasks == MAD_NONE)
 			f->ntasks = env_long(getenv_fn, ctx, "SLURM_NTASKS");
-		f->local_id = env_long(getenv_fn, ctx, "SLURM_LOCALID");
+		f->local_id = env_long_or_spur(getenv_fn, ctx, "SLURM_LOCALID", "SPUR_LOCALID");
 		f->local_ntasks = env_tasks_on_node(getenv_fn, ctx, "SLURM_STEP_TASKS_PER_NODE", here);
+		if (f->local_ntasks == MAD_NONE)
+			/* one count for every node (agent_server.rs launch_job) */
+			f->local_ntasks = env_long(getenv_fn, ctx, "SPUR_TASKS_PER_NODE");
 		if (getenv_fn(ctx, "SLURM_STEP_RESV_PORTS", buf, sizeof(buf)) == 1)
 			f->resv_port = mad_resv_ports_first(buf);
 		f->node_tasks = f->local_ntasks;

@@ -70,6 +70,34 @@ TEST(srun_step_process_level_is_the_task_among_all_tasks)
 	CHECK(strstr(err, "outside its step") != NULL);
 }
 
+/* A task of spur's multi-task --mpi=pmix launch (no SPANK): its wrapper unsets SLURM_PROCID,
+ * SLURM_LOCALID, SLURM_NODEID and SLURM_TASKS_PER_NODE and keeps spur's names; a SLURM step's
+ * own names win over any SPUR_ name. */
+TEST(spur_pmix_task_facts_from_spurs_names_slurms_win)
+{
+	struct env pmix = { { "MAD_MODEL=m", "SPUR_JOB_ID=7", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0",
+			      "SLURM_STEP_NUM_TASKS=4", "SLURM_NNODES=2", "SLURM_JOB_NUM_NODES=2",
+			      "SPUR_NODEID=1", "SPUR_PROCID=3", "SPUR_LOCALID=1",
+			      "SPUR_TASKS_PER_NODE=2", "SLURM_JOB_NODELIST=192.0.2.1,192.0.2.2" } };
+	struct env slurm = { { "MAD_MODEL=m", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0",
+			       "SLURM_STEP_NUM_TASKS=4", "SLURM_NNODES=2", "SLURM_NODEID=0",
+			       "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_STEP_TASKS_PER_NODE=2(x2)",
+			       "SPUR_NODEID=1", "SPUR_PROCID=3", "SPUR_LOCALID=1",
+			       "SPUR_TASKS_PER_NODE=3", "SLURM_JOB_NODELIST=192.0.2.1,192.0.2.2" } };
+	struct mad_facts f;
+	char nodelist[256];
+
+	mad_facts_from_env(&f, env_get, &pmix, nodelist, sizeof(nodelist));
+	CHECK(f.node_id == 1 && f.task_id == 3 && f.local_id == 1 && f.local_ntasks == 2);
+	CHECK(compute(&pmix, &f) == 0);
+	CHECK(c.rank == 1 && c.nnodes == 2);
+	CHECK(c.task_rank == 3 && c.world_size == 4);
+	CHECK(c.local_rank == 1 && c.local_world_size == 2);
+	CHECK_STR(c.master_addr, "192.0.2.1");
+	mad_facts_from_env(&f, env_get, &slurm, nodelist, sizeof(nodelist));
+	CHECK(f.node_id == 0 && f.task_id == 0 && f.local_id == 0 && f.local_ntasks == 2);
+}
+
 TEST(batch_script_and_one_task_per_node_process_level_equals_node_level)
 {
 	struct env e = { { "MAD_MODEL=m" } };
@@ -509,6 +537,7 @@ TEST(a_busy_port_fails_rank_0_naming_port_and_node)
 int main(void)
 {
 	RUN(srun_step_process_level_is_the_task_among_all_tasks);
+	RUN(spur_pmix_task_facts_from_spurs_names_slurms_win);
 	RUN(batch_script_and_one_task_per_node_process_level_equals_node_level);
 	RUN(array_fanout_ranks_are_node_rank_times_tasks_plus_local);
 	RUN(every_task_of_a_random_layout_gets_a_distinct_rank);

@@ -221,6 +221,26 @@ spur_submit() {
 	done
 }
 
+@test "spur --mpi=pmix, 2 nodes x 2 tasks: no SPANK; each task's mad-env gives its rank, local rank, one MASTER_ADDR" {
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		# agent_server.rs pmix_multi_task: the script forked once per task, SPANK skipped
+		spur_submit env SPUR_EMU_TRACE=1 sbatch --nodes=2 --ntasks-per-node=2 --mpi=pmix -o 'pmix-%j.out' --wrap \
+			'eval "$(mad-env)"; echo "task rank=${RANK:-none} world=${WORLD_SIZE:-none} local=${LOCAL_RANK:-none}/${LOCAL_WORLD_SIZE:-none} node=${NODE_RANK:-none}/${NNODES:-none} master=${MASTER_ADDR:-none} from=${MAD_ENV_FROM:-none}"'
+		wait_lines "pmix-$jobid.out" 4
+		wait_gone "$jobid"
+		out=pmix-$jobid.out
+		cat "$out" "spur-$jobid.out"
+		[[ $(grep -c '^task ' "$out") -eq 4 ]]
+		for r in 0 1 2 3; do
+			grep -Eqx "task rank=$r world=4 local=$((r % 2))/2 node=$((r / 2))/2 master=[^ ]+ from=mad-env" "$out"
+		done
+		[[ $(sed -n 's/^task .* master=\([^ ]*\) .*/\1/p' "$out" | sort -u | wc -l) -eq 1 ]]
+		! grep -q 'master=none' "$out"
+		! grep -q 'init, task_init ran' "spur-$jobid.out"
+	done
+}
+
 @test "(b) spur array fan-out: task ids J+1.., collected under SLURM_ARRAY_JOB_ID, TCP exchange" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"

@@ -59,7 +59,9 @@ if [[ ${1:-} != --node ]]; then
 	out=$(expand_output "$out_pattern")
 	err=$(expand_output "$err_pattern")
 	if [[ $out == "$err" ]]; then exec >"$out" 2>&1; else exec >"$out" 2>"$err"; fi
-	launch=(--nodes="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 --kill-on-bad-exit=0)
+	# one launch per node whatever the job's --ntasks-per-node (SLURM_NTASKS is inherited)
+	launch=(--nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1
+		--kill-on-bad-exit=0)
 	# the hold scripts never end: the job ends with the first node's script
 	((hold)) && launch+=(--wait=3)
 	exec srun "${launch[@]}" "$0" --node
@@ -75,11 +77,16 @@ ntasks=${ntasks_opt:-$((tpn > 0 ? nnodes * tpn : nnodes))}
 ((tpn > 0)) || tpn=1
 task_offset=$((rank * tpn))
 node_rank=$((task_offset / tpn))
+# task_launch.rs@4cc3da8:109-122 use_multi_task_launch, agent_server.rs:1170: --mpi=pmix
+# (sbatch.rs --mpi, default none) with more than one task on the node and a script that
+# launches no steps itself
+pmix=0
+((tpn > 1 && !hold)) && [[ $mpi == pmix ]] && pmix=1
 
 mapfile -t -d '' job_env < <(spur_launch_env "$job_id" "$spur_id" "$array_task_id" "$node_rank" \
 	"$task_offset" "$tpn" "$ntasks" "$(IFS=,; echo "${nodes[*]}")" "$job_name" \
 	"${SLURM_JOB_PARTITION:-}" "$account" "$qos" "$cpus_per_task" "${SLURM_CPUS_ON_NODE:-1}" \
-	"${SLURMD_NODENAME:-$(hostname)}" "$env_file")
+	"${SLURMD_NODENAME:-$(hostname)}" "$env_file" "$pmix")
 
 # task_launch.rs: a script that launches steps itself runs on the first node only; the
 # others run spur's hold script (SPANK runs there all the same)
@@ -93,6 +100,12 @@ fi
 # root from its unit with SPUR_PLUGSTACK naming the plugstack it loaded
 # root from its unit with SPUR_PLUGSTACK naming the plugstack it loaded.  SPUR_EMU_TRACE
 # (given to sbatch) has the host say on stderr when the hooks ran.
+if ((pmix)); then
+	# no SPANK (executor.rs:642): the node's tasks, forked as lib.sh spur_pmix_tasks says
+	exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		SPUR_PLUGSTACK="$plugstack" _TASKS_ON_NODE="$tpn" "${job_env[@]}" \
+		/bin/bash -c "$(spur_pmix_tasks)" spur-pmix "${run[@]}"
+fi
 trace=()
 [[ -z ${SPUR_EMU_TRACE:-} ]] || trace=(--trace)
 exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \

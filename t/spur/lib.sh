@@ -148,7 +148,8 @@ spur_rows_to_spur() {
 # NAME=VALUE: the submitted env (ENV_FILE, NUL-separated, as sbatch sent it), then spur's
 # variables over it.  Arguments: JOB_ID ARRAY_JOB_ID ARRAY_TASK_ID (both empty: not an array
 # task) NODE_RANK TASK_OFFSET TASKS_PER_NODE NTASKS NODES (comma-separated) NAME PARTITION
-# ACCOUNT QOS CPUS_PER_TASK CPUS_ON_NODE NODENAME ENV_FILE.  Each node's registered comm
+# ACCOUNT QOS CPUS_PER_TASK CPUS_ON_NODE NODENAME ENV_FILE [PMIX] (PMIX 1: a multi-task
+# --mpi=pmix launch, agent_server.rs pmix_multi_task; see spur_pmix_tasks).  Each node's registered comm
 # address is NODE.spur.test:6818, an FQDN every node of the test cluster resolves
 # (t/cluster/config.sh), spurd's default agent port (crates/spur-core/src/config.rs).
 # NAME=VALUE into spur_launch_env's E and order (bash's dynamic scope), keeping first places.
@@ -165,7 +166,7 @@ spur_twin() {
 spur_launch_env() {
 	local job_id=$1 array_job_id=$2 array_task_id=$3 node_rank=$4 task_offset=$5 tpn=$6
 	local ntasks=$7 nodelist=$8 job_name=$9 partition=${10} account=${11} qos=${12}
-	local cpus_per_task=${13} cpus_on_node=${14} nodename=${15} env_file=${16}
+	local cpus_per_task=${13} cpus_on_node=${14} nodename=${15} env_file=${16} pmix=${17:-0}
 	local -a nodes peers=() order=()
 	local -A E=()
 	local n kv k v bin_dir base first torch
@@ -206,12 +207,28 @@ spur_launch_env() {
 	spur_put SPUR_NODE_RANK "$node_rank"
 	spur_put SPUR_TASK_OFFSET "$task_offset"
 	torch=$(spur_fact torch_env)
+	if ((pmix)); then
+		# agent_server.rs@4cc3da8:1175-1180: step 0 of the allocation (spur_env.rs
+		# apply_step_scope, :69-87), the MPI type, and none of the torch variables (:1200)
+		spur_twin SPUR_STEP_ID 0
+		spur_twin SPUR_STEPID 0
+		spur_twin SPUR_STEP_NUM_TASKS "$ntasks"
+		spur_twin SPUR_NTASKS "$ntasks"
+		spur_twin SPUR_NPROCS "$ntasks"
+		spur_twin SPUR_NODEID "$node_rank"
+		spur_twin SPUR_NNODES "${#nodes[@]}"
+		spur_twin SPUR_JOB_NUM_NODES "${#nodes[@]}"
+		spur_twin SPUR_JOB_ID "$job_id"
+		spur_twin SPUR_JOBID "$job_id"
+		spur_twin SPUR_MPI_TYPE pmix
+		torch=none
+	fi
 	if [[ $torch == injected ]]; then
 		spur_put LOCAL_RANK 0
 		spur_put LOCAL_WORLD_SIZE "$tpn"
 		spur_put NPROC_PER_NODE "$tpn"
 	fi
-	if ((tpn == 1)); then
+	if ((tpn == 1 && !pmix)); then
 		spur_twin SPUR_LOCALID 0
 		spur_twin SPUR_PROCID "$task_offset"
 	fi
@@ -234,9 +251,46 @@ spur_launch_env() {
 		spur_put NVIDIA_VISIBLE_DEVICES void
 		spur_put SPUR_JOB_GPUS ''
 	fi
-	# crates/spurd/src/executor.rs: thread limits from the node's CPUs, before SPANK runs
-	for v in OMP_NUM_THREADS MKL_NUM_THREADS OPENBLAS_NUM_THREADS VECLIB_MAXIMUM_THREADS NUMEXPR_NUM_THREADS; do
-		spur_put "$v" "$cpus_on_node"
-	done
-	for k in "${order[@]}"; do printf '%s=%s\0' "$k" "${E[$k]}"; done
+	if ((pmix)); then
+		# executor.rs@4cc3da8:617-619, mpi_plugin.rs:758-779 strip_launcher_mpi_env: no PMI*,
+		# PMIX_*, OMPI_MCA_ess*, torch variable, SPUR_NODE_RANK or SPUR_PEER_NODES is left
+		# (the user's MASTER_PORT neither); and no thread limits (executor.rs:630)
+		for k in "${order[@]}"; do
+			case $k in
+			PMI* | OMPI_MCA_ess* | LOCAL_RANK | LOCAL_WORLD_SIZE | NPROC_PER_NODE | NODE_RANK | \
+				SPUR_NODE_RANK | WORLD_SIZE | RANK | MASTER_ADDR | MASTER_PORT | SPUR_PEER_NODES)
+				unset "E[$k]" ;;
+			esac
+		done
+	else
+		# crates/spurd/src/executor.rs: thread limits from the node's CPUs, before SPANK runs
+		for v in OMP_NUM_THREADS MKL_NUM_THREADS OPENBLAS_NUM_THREADS VECLIB_MAXIMUM_THREADS NUMEXPR_NUM_THREADS; do
+			spur_put "$v" "$cpus_on_node"
+		done
+	fi
+	for k in "${order[@]}"; do [[ ! -v E[$k] ]] || printf '%s=%s\0' "$k" "${E[$k]}"; done
+}
+
+# The body of a multi-task --mpi=pmix launch on one node, for bash -c with the task's command
+# as "$@" and _TASKS_ON_NODE set (task_launch.rs@4cc3da8:545-610
+# build_multi_task_pmix_wrapper, chosen at agent_server.rs:1340-1364; SPANK does not run,
+# executor.rs:642).  Each of the node's tasks is forked with LOCAL_RANK, SPUR_LOCALID and
+# SPUR_PROCID = SPUR_TASK_OFFSET + LOCAL_RANK (spur_env.rs:59-66 per_task_bash_exports, with
+# SLURM twins); its preamble (task_launch.rs:519-534) then unsets SLURM_PROCID, SLURM_LOCALID,
+# SLURM_NODEID and SLURM_TASKS_PER_NODE and keeps SLURM_STEP_ID (0).  The per-rank PMIx env
+# (mpi_plugin.rs normalize_pmix_fork_env: PMIX_RANK, PMIX_SIZE, ...) is not modelled.
+spur_pmix_tasks() {
+	cat <<'BODY'
+rank=0
+while ((rank < _TASKS_ON_NODE)); do
+	(
+		export LOCAL_RANK=$rank SPUR_LOCALID=$rank SPUR_PROCID=$((SPUR_TASK_OFFSET + rank))
+		unset SLURM_PROCID SLURM_LOCALID SLURM_NODEID SLURM_TASKS_PER_NODE _TASKS_ON_NODE
+		export SLURM_STEP_ID=${SLURM_STEP_ID:-0} SLURM_STEPID=${SLURM_STEPID:-0}
+		exec "$@"
+	) &
+	rank=$((rank + 1))
+done
+wait
+BODY
 }

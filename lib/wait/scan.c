@@ -127,6 +127,34 @@ static int trusted(struct mad_wait_job *j, int dirfd, const char *name, struct s
 	return 0;
 }
 
+/* The submit time squeue showed, else the wait's start while squeue has
+ * not said (none once the job is confirmed gone unlisted). */
+static long submit_bound(const struct mad_wait_job *j)
+{
+	return j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
+}
+
+/* Whether a marker written at TIME (-1: unknown, MTIME then) is older than
+ * the start of the run squeue showed: an earlier run's in the same folder
+ * (spur re-runs a requeued job there, design.md §15).  Only for what a run
+ * writes as it ends or serves: what it writes as it starts ('expected',
+ * the rendezvous record) may be older than the controller's start by the
+ * nodes' clock skew, and the same in every run.  Named in j->ignored. */
+static int earlier_run(struct mad_wait_job *j, const char *name, long time, long mtime)
+{
+	char text[sizeof(j->dir) + 300];
+	long t = time >= 0 ? time : mtime;
+
+	if (j->last_read || j->attempt_from <= submit_bound(j) ||
+	    t + MAD_WAIT_CLOCK_SLACK >= j->attempt_from)
+		return 0;
+	snprintf(text, sizeof(text),
+		 "ignored %.40s in %.600s: written at %ld, before this run of the job started (%ld): an earlier attempt's",
+		 name, j->dir, t, j->attempt_from);
+	ignore(j, text);
+	return 1;
+}
+
 /* Whether a file written at TIME (-1: unknown, MTIME then) is older than
  * the job (an earlier job's with the same id), or than the wait while
  * squeue has not said when the job was submitted.  Named in j->ignored. */
@@ -134,18 +162,8 @@ static int stale(struct mad_wait_job *j, const char *name, long time, long mtime
 {
 	char text[sizeof(j->dir) + 300];
 	long t = time >= 0 ? time : mtime;
-	/* listed without a submit time it can read: the wait's start still */
-	long bound = j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
+	long bound = submit_bound(j);
 
-	/* written before the start of the run squeue showed: an earlier run's
-	 * in the same folder (spur re-runs a requeued job there, design.md §15) */
-	if (!j->last_read && j->attempt_from > bound && t + MAD_WAIT_CLOCK_SLACK < j->attempt_from) {
-		snprintf(text, sizeof(text),
-			 "ignored %.40s in %.600s: written at %ld, before this run of the job started (%ld): an earlier attempt's",
-			 name, j->dir, t, j->attempt_from);
-		ignore(j, text);
-		return 1;
-	}
 	if (bound < 0 || t + MAD_WAIT_CLOCK_SLACK >= bound)
 		return 0;
 	if (j->submitted >= 0)
@@ -218,7 +236,8 @@ static void read_marker(struct mad_wait_job *j, int dirfd, const char *name, str
 		r->state = MAD_RANK_INVALID;
 		return;
 	}
-	if (stale(j, name, r->time, (long)st.st_mtime)) {
+	if (earlier_run(j, name, r->time, (long)st.st_mtime) ||
+	    stale(j, name, r->time, (long)st.st_mtime)) {
 		r->state = MAD_RANK_MISSING; /* its writer may still replace it */
 		r->note[0] = '\0';
 		return;
@@ -355,7 +374,8 @@ static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
 				sizeof(j->ready_host), &j->ready_time, j->ready_note,
 				sizeof(j->ready_note))) {
 	case 1:
-		if (stale(j, name, j->ready_time, (long)st.st_mtime))
+		if (earlier_run(j, name, j->ready_time, (long)st.st_mtime) ||
+		    stale(j, name, j->ready_time, (long)st.st_mtime))
 			j->endpoint[0] = '\0';
 		else
 			j->ready = 1;

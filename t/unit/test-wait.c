@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char run_dir[] = "/tmp/mad-test-wait.XXXXXX";
@@ -409,6 +410,31 @@ TEST(rerun_a_marker_before_the_runs_start_is_an_earlier_runs)
 	e = run_of(320, "COMPLETED", 5300);
 	mad_wait_observe(&j, &e, &cfg, 0, 3);
 	CHECK(j.attempt_from == 5400);
+	mad_wait_job_free(&j);
+}
+
+/* What a run writes as it starts ('expected', the rendezvous record) is
+ * read whatever the start squeue shows: a node's clock a few seconds
+ * behind the controller's puts it before that start in every run. */
+TEST(rerun_what_a_run_writes_as_it_starts_is_read_despite_clock_skew)
+{
+	struct mad_wait_job j;
+	long now = (long)time(NULL);
+	struct mad_queue_entry e = listed(322, (long)getuid(), now - 100);
+	char err[512], marker[64];
+
+	snprintf(e.state, sizeof(e.state), "%s", "RUNNING");
+	e.started = now + 5; /* the controller's clock 5 s ahead of the file server's */
+	mkjob("322");
+	put("322/expected", "1\n");
+	job_init(&j, 322, run_dir);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(j.expected == 1);
+	snprintf(marker, sizeof(marker), "0\nhost=n1\ntime=%ld\n", now + 60);
+	put("322/done_rank0", marker);
+	mad_wait_scan(&j, &cfg, 2, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &cfg, 2) == MAD_WAIT_OK);
 	mad_wait_job_free(&j);
 }
 
@@ -1155,6 +1181,7 @@ int main(void)
 	RUN(requeue_a_failure_stands_when_the_job_is_not_rerun);
 	RUN(requeue_forever_hits_the_timeout);
 	RUN(rerun_a_marker_before_the_runs_start_is_an_earlier_runs);
+	RUN(rerun_what_a_run_writes_as_it_starts_is_read_despite_clock_skew);
 	RUN(rerun_a_start_squeue_cannot_tell_changes_nothing);
 	RUN(rerun_a_success_does_not_decide_while_the_job_waits_to_run);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);

@@ -414,8 +414,9 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 			return -1;
 		if (rc == 0 || r.job_id != c->collect_job_id)
 			return 1;
-	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->uid, c->rank,
-				 c->timeout, &r, err, size)) {
+	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->uid,
+				 c->task0_publishes ? c->task_rank : c->rank, c->timeout, &r, err,
+				 size)) {
 		return -1;
 	}
 	if (c->fanout == MAD_FANOUT_ARRAY && r.tasks_per_node > 0 &&

@@ -280,8 +280,9 @@ static void make_killable_while_waiting(void)
 	signal(SIGINT, SIG_DFL);
 }
 
-/* Rank 0's address by the run folder (array fan-out, or --mad-iface in
- * nodes fan-out): rank 0's node publishes it; peers wait for it.  On spur
+/* Rank 0's address by the run folder (array fan-out, --mad-iface in nodes
+ * fan-out, srun -m arbitrary): rank 0's node (task 0, with -m arbitrary)
+ * publishes it; every other task waits for it, killable.  On spur
  * this runs as root inside spurd: it touches no file in the user's run
  * folder and never blocks, so every rank is left pending and
  * eval "$(mad-env)", running as the user in the job, publishes or waits. */
@@ -290,7 +291,7 @@ static int rendezvous(spank_t sp, const struct mad_options *o, const struct mad_
 {
 	if (f->host_lacks_options)
 		return job_setenv(sp, "MAD_RENDEZVOUS", "pending", NULL);
-	if (c->rank != 0)
+	if (c->task0_publishes ? c->task_rank != 0 : c->rank != 0)
 		make_killable_while_waiting();
 	return mad_contract_rendezvous(o, c, 1, err, size);
 }

@@ -144,6 +144,7 @@ arbitrary_hosts() {
 	hosts=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.hosts
 	printf '%s\n' n2 n2 n1 n1 >"$hosts"
 	chmod 0644 "$hosts"
+	hosts_q=$(printf %q "$hosts") # the job script's word for it
 }
 
 @test "srun -m arbitrary, task 0 on the last node: MASTER_ADDR where task 0 runs, published by it (real torch)" {
@@ -153,7 +154,7 @@ arbitrary_hosts() {
 	out=$MAD_CLUSTER_SHARED/shapes-$BATS_TEST_NUMBER.out
 	rm -f "$out"
 	run "$AS_USER" timeout 150 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
-		--wrap "export SLURM_HOSTFILE=$hosts
+		--wrap "export SLURM_HOSTFILE=$hosts_q
 		srun -K -m arbitrary -n4 ./torch-allreduce
 		srun -m arbitrary -n4 bash -c 'echo \"addr \$SLURM_PROCID \$(hostname) \$MASTER_ADDR \$(hostname -I)\"' | sort"
 	cat "$out"
@@ -172,7 +173,7 @@ arbitrary_hosts() {
 	rm -f "$out"
 	echo "optional $so" >"$MAD_CLUSTER_PLUGSTACK"
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
-		--wrap "SLURM_HOSTFILE=$hosts srun -m arbitrary -n4 true; echo \"srun rc=\$?\""
+		--wrap "SLURM_HOSTFILE=$hosts_q srun -m arbitrary -n4 true; echo \"srun rc=\$?\""
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
 	cat "$out"
 	grep -q 'task 0 runs on n2, node 1 of the step, not on its first node n1 that MASTER_ADDR names (SLURM_DISTRIBUTION=arbitrary): set --mad-run-dir' "$out"

@@ -42,13 +42,17 @@ static const char usage[] =
 	"                             on mad.so's plugstack.conf line)\n"
 	"  -n, --nnodes N             markers to expect when the job folder does not say\n"
 	"  -t, --timeout DURATION     give up after DURATION (N, Ns, Nm, Nh, Nd; default:\n"
-	"                             the job's time limit plus a margin, at most 24h)\n"
+	"                             the job's time limit plus --overtime and --grace,\n"
+	"                             at most 24h)\n"
 	"  -i, --interval DURATION    squeue at most once per DURATION (default 30s;\n"
 	"                             x1.5 per call up to 4x)\n"
 	"  -g, --grace DURATION       after a job left the queue, wait this long for its\n"
 	"                             markers (default 60s)\n"
 	"      --startup-grace DURATION  a job not listed yet is pending this long\n"
 	"                             (default 5m: spur lists new jobs late)\n"
+	"      --overtime DURATION    a job listed running this long past its time limit\n"
+	"                             is lost: exit 2 (default 10m; SLURM's OverTimeLimit\n"
+	"                             plus KillWait, spur's 30s)\n"
 	"      --unknown-budget DURATION give up (exit 3) when squeue fails this long\n"
 	"                             (default 5m)\n"
 	"      --no-requeue           a failed marker ends the wait even when the job is\n"
@@ -63,8 +67,9 @@ static const char usage[] =
 	"  -h, --help, -V, --version\n"
 	"\n"
 	"Exit: 0 all ranks exited 0; 1 a rank failed; 2 a job left the queue with\n"
-	"markers missing; 3 the scheduler could not be asked; 64 usage; 124 timeout;\n"
-	"130 interrupted (the jobs are left alone).\n";
+	"markers missing, or is listed running --overtime past its time limit; 3 the\n"
+	"scheduler could not be asked; 64 usage; 124 timeout; 130 interrupted (the jobs\n"
+	"are left alone).\n";
 
 struct cli {
 	const char *run_dir, *run_dir_from, *follow;
@@ -128,7 +133,7 @@ static int duration_opt(const char *name, const char *arg, double *out, int zero
 
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { ARG_STARTUP = 256, ARG_BUDGET, ARG_NO_REQUEUE, ARG_READY };
+	enum { ARG_STARTUP = 256, ARG_OVERTIME, ARG_BUDGET, ARG_NO_REQUEUE, ARG_READY };
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "nnodes", required_argument, NULL, 'n' },
@@ -136,6 +141,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "grace", required_argument, NULL, 'g' },
 		{ "startup-grace", required_argument, NULL, ARG_STARTUP },
+		{ "overtime", required_argument, NULL, ARG_OVERTIME },
 		{ "unknown-budget", required_argument, NULL, ARG_BUDGET },
 		{ "no-requeue", no_argument, NULL, ARG_NO_REQUEUE },
 		{ "ready", no_argument, NULL, ARG_READY },
@@ -154,6 +160,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 	c->unknown_budget = 300;
 	c->cfg.grace = 60;
 	c->cfg.startup_grace = 300;
+	c->cfg.overtime = 600;
 	c->cfg.empty_grace = 5;
 	c->cfg.gone_polls = 3;
 	c->cfg.nnodes = -1;
@@ -182,6 +189,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			break;
 		case ARG_STARTUP:
 			rc = duration_opt("--startup-grace", optarg, &c->cfg.startup_grace, 1);
+			break;
+		case ARG_OVERTIME:
+			rc = duration_opt("--overtime", optarg, &c->cfg.overtime, 1);
 			break;
 		case ARG_BUDGET:
 			rc = duration_opt("--unknown-budget", optarg, &c->unknown_budget, 1);

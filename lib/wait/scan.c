@@ -29,6 +29,7 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->id = id;
 	j->expected = -1;
 	j->time_limit = -1;
+	j->overdue_at = -1;
 	j->verdict = MAD_WAIT_PENDING;
 	j->uid = getuid();
 	j->submitted = -1;

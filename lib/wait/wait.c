@@ -14,6 +14,13 @@ static int waiting_to_run(const char *state)
 	return strcmp(state, "PENDING") == 0 || strncmp(state, "REQUEUE", 7) == 0;
 }
 
+/* States of a job whose time limit runs: not suspended, not waiting. */
+static int running(const char *state)
+{
+	return strcmp(state, "RUNNING") == 0 || strcmp(state, "COMPLETING") == 0 ||
+	       strcmp(state, "CONFIGURING") == 0;
+}
+
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		      const struct mad_wait_cfg *cfg, double start, double now)
 {
@@ -54,6 +61,10 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	j->array |= e->array;
 	if (e->listing == MAD_LISTING_ACTIVE && waiting_to_run(e->state))
 		j->clock_from = now;
+	j->running_at = e->listing == MAD_LISTING_ACTIVE && running(e->state) ? now : 0;
+	j->overdue_at = j->time_limit < 0 ? -1 :
+					    (start > j->clock_from ? start : j->clock_from) +
+						    (double)j->time_limit + cfg->overtime;
 	/* A failed marker: is the scheduler re-running the job?  An array's
 	 * tasks are requeued one by one, each into a folder of its own, so
 	 * there a failure stands. */
@@ -207,6 +218,28 @@ static int verdict(struct mad_wait_job *j, int v)
 	return j->verdict = v;
 }
 
+/* Still listed running cfg->overtime past its time limit, by an answer
+ * given then: no scheduler runs a job so long over, unless it has lost it
+ * (spur #803: a restarted spurd forgets its running jobs, and the
+ * controller lists them RUNNING until the node fails; design.md §10).
+ * Writes the reason. */
+static int overdue(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
+{
+	char missing[512];
+
+	if (j->overdue_at < 0 || j->running_at <= 0 || j->running_at < j->overdue_at)
+		return 0;
+	mad_wait_missing(j, missing, sizeof(missing));
+	snprintf(j->reason, sizeof(j->reason),
+		 "squeue still lists the job %s %.0f s past its time limit (%ld s, counted from the "
+		 "start of the wait or the last answer that showed it pending) with %s%s: the scheduler has lost it (its node "
+		 "daemon restarted mid-job: spur #803), or it lets jobs run longer over their limit "
+		 "than --overtime (%.0f s)",
+		 j->state, j->running_at - (j->overdue_at - cfg->overtime), j->time_limit,
+		 *missing ? "ranks missing: " : "no marker", missing, cfg->overtime);
+	return 1;
+}
+
 /* The rules of --ready: readiness, not the end, is the outcome. */
 static int decide_ready(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
 {
@@ -243,6 +276,11 @@ static int decide_ready(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
 					 "rank %ld exited 0: the job ended before it was ready", i);
 				break;
 			}
+		return verdict(j, MAD_WAIT_FAILED);
+	}
+	if (overdue(j, cfg)) {
+		off = strlen(j->reason);
+		snprintf(j->reason + off, sizeof(j->reason) - off, ", before it was ready");
 		return verdict(j, MAD_WAIT_FAILED);
 	}
 	if (j->gone_polls >= cfg->gone_polls) {
@@ -285,6 +323,8 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 			snprintf(j->reason, sizeof(j->reason), "all %ld ranks exited 0", j->expected);
 		return verdict(j, MAD_WAIT_OK);
 	}
+	if (overdue(j, cfg))
+		return verdict(j, MAD_WAIT_GONE);
 	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
 		mad_wait_missing(j, missing, sizeof(missing));
 		if (!j->dir_seen)
@@ -314,8 +354,7 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 #define CONFIRM_MAX 5.0   /* between answers confirming a vanished job */
 #define BACKOFF_FIRST 2.0 /* after the first failed squeue */
 #define GUARD_GROWTH 1.5
-#define GUARD_MAX 4        /* intervals */
-#define LIMIT_MARGIN 600.0 /* past the latest time limit */
+#define GUARD_MAX 4 /* intervals */
 #define DEADLINE_MIN 60.0
 
 static double min2(double a, double b)
@@ -419,6 +458,13 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 			if (jobs[i].verdict != MAD_WAIT_OK && jobs[i].verdict != MAD_WAIT_PENDING &&
 			    (t->code == MAD_WAIT_OK || jobs[i].verdict < t->code))
 				t->code = jobs[i].verdict;
+	} else if (now >= t->deadline && t->deadline_from_limits && t->answered &&
+		   !t->asked_at_deadline) {
+		/* the limits' deadline: one more answer says which jobs are
+		 * still listed running past them (lost), not merely slow */
+		t->asked_at_deadline = 1;
+		s.action = MAD_WAIT_ASK;
+		return s;
 	} else if (now >= t->deadline) {
 		time_out(t, jobs, n, now);
 	} else if (now >= t->next_queue || rerun_ask) {
@@ -487,8 +533,8 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 	 * each answer, so without the cap a job pending for ever (or a limit
 	 * of days) would keep the wait going past it. */
 	if (t->deadline_from_limits && !unlimited && latest > t->start)
-		t->deadline = min2(t->start + DAY,
-				   max2(t->start + DEADLINE_MIN, latest + LIMIT_MARGIN + cfg->grace));
+		t->deadline = min2(t->start + DAY, max2(t->start + DEADLINE_MIN,
+							latest + cfg->overtime + cfg->grace));
 	/* Markers decide, so the guard may slow down (30 s, 45 s, ... 2 min by
 	 * default); confirming a disappearance is fast. */
 	t->guard_interval = min2(t->guard_interval * GUARD_GROWTH, GUARD_MAX * cfg->interval);

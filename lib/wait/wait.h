@@ -100,6 +100,9 @@ struct mad_wait_cfg {
 	double timeout;        /* give up after this; -1: from the time limits */
 	double scan_period;    /* read the job folders at least this often */
 	double grace;          /* after the job left the queue, for its markers */
+	double overtime;       /* a job listed running this long past its time limit
+				  is lost (--overtime; SLURM's OverTimeLimit and
+				  KillWait, spur's 30 s grace) */
 	double startup_grace;  /* a job never listed yet is pending this long */
 	double empty_grace;    /* an empty marker may still be being written */
 	int gone_polls;        /* squeue answers saying "gone" before we believe it */
@@ -155,6 +158,9 @@ struct mad_wait_job {
 	char state[32];
 	long time_limit;
 	double clock_from; /* last seen pending: its time limit counts from here */
+	double running_at; /* the last answer that listed it running (RUNNING,
+			      COMPLETING, CONFIGURING), or 0 */
+	double overdue_at; /* its limit's end plus cfg->overtime, or -1 */
 	double gone_since;
 	int gone_polls;
 	/* readiness (cfg->ready): rank 0's ready_rank0 */
@@ -208,7 +214,12 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 /* Applies the rules; returns (and stores) the verdict, MAD_WAIT_PENDING while
  * there is none.  With cfg->ready: rank 0's ready marker is MAD_WAIT_OK; a
  * failed marker (unless the job is re-run), any completion marker, or the
- * job confirmed gone before it is MAD_WAIT_FAILED, at once (no grace). */
+ * job confirmed gone before it is MAD_WAIT_FAILED, at once (no grace).
+ * A job without its markers that an answer still lists running
+ * cfg->overtime past its time limit (counted from the start of the wait,
+ * or the last answer that showed it pending) is lost: the scheduler no
+ * longer follows it (spur #803: a restarted spurd neither re-adopts nor
+ * reaps its jobs), MAD_WAIT_GONE (MAD_WAIT_FAILED with cfg->ready). */
 int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now);
 
 /* The ranks without a complete marker, folded ("1,3-5"), into BUF. */
@@ -237,8 +248,10 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  *   interval, never past the budget); failing for cfg->unknown_budget
  *   ends the wait with MAD_WAIT_UNKNOWN; an answer resets both;
  * - the deadline is cfg->timeout, else a day from the start, which the
- *   jobs' time limits may only shorten, to the latest end plus 600 s plus
- *   the grace (at least 60 s from the start; a job's clock starts at the
+ *   jobs' time limits may only shorten, to the latest end plus
+ *   cfg->overtime plus the grace (at least 60 s from the start; squeue is
+ *   asked once more at that deadline, so a job still listed running there
+ *   is found lost, not timed out; a job's clock starts at the
  *   last answer that showed it pending, so a requeued attempt gets its
  *   limit again, but never past the day; an unlimited job keeps the day);
  * - every undecided job goes into one squeue call per interval;
@@ -270,6 +283,7 @@ struct mad_wait_timing {
 	int failures;
 	long squeue_calls;
 	int answered;          /* squeue has answered at least once */
+	int asked_at_deadline; /* the last answer before a deadline from the limits */
 	int code;              /* MAD_WAIT_PENDING until the wait ends */
 	char why[MAD_ERR_MAX]; /* the end, for jobs without a verdict */
 };

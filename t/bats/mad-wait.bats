@@ -177,6 +177,34 @@ expect() { # job count
 	(($(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") >= 4))
 }
 
+@test "a job listed running --overtime past its time limit is lost: exit 2 naming why (spur #803); its markers still decide" {
+	# spur's controller lists a job RUNNING for hours after its node's spurd
+	# restarted (spur #803): a time limit of 2 s, an overtime of 1 s
+	expect 45 2
+	marker 45 0 '0\n'
+	printf '45 RUNNING 0:02\n' >"$BATS_TEST_TMPDIR/queue"
+	SECONDS=0
+	run mad-wait -d "$run_dir" --interval 0.5 --overtime 1 45
+	assert_failure 2
+	assert_output --partial "squeue still lists the job RUNNING"
+	assert_output --partial "past its time limit (2 s"
+	assert_output --partial "ranks missing: 1: the scheduler has lost it (its node daemon restarted mid-job: spur #803)"
+	((SECONDS < 30))
+	# the markers are the job's own: written, they decide however long it is listed
+	marker 45 1 '0\n'
+	run mad-wait -d "$run_dir" --interval 0.5 --overtime 1 45
+	assert_success
+	# unlimited: nothing tells it lost; bounded by --timeout
+	rm "$run_dir/45/done_rank1"
+	printf '45 RUNNING UNLIMITED\n' >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --interval 0.5 --overtime 1 --timeout 4 45
+	assert_failure 124
+	assert_output --partial "ranks missing: 1"
+	run mad-wait -d "$run_dir" --overtime=-1 45
+	assert_failure 64
+	assert_output --partial "--overtime: '-1' is not a duration"
+}
+
 @test "Ctrl-C: exit 130 and the job is left alone" {
 	expect 50 1
 	printf '50 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"

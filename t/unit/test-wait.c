@@ -16,7 +16,7 @@ static char run_dir[] = "/tmp/mad-test-wait.XXXXXX";
 /* mad-wait's defaults (tools/mad-wait.c), the base of every cfg below */
 #define DEFAULTS                                                                             \
 	.interval = 30, .unknown_budget = 300, .timeout = -1, .scan_period = 1, .grace = 60, \
-	.startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1
+	.overtime = 600, .startup_grace = 300, .empty_grace = 5, .gone_polls = 3, .nnodes = -1
 
 static const struct mad_wait_cfg cfg = { DEFAULTS };
 
@@ -1162,6 +1162,99 @@ TEST(ready_a_job_that_ends_first_fails_at_once)
 	mad_wait_job_free(&j);
 }
 
+/* spur #803: a restarted spurd forgets the job and the controller lists it
+ * RUNNING for hours; past its time limit and --overtime it is lost. */
+TEST(lost_a_job_listed_running_past_its_limit_and_the_overtime)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_cfg c = cfg;
+	struct mad_wait_step s;
+	char err[512];
+
+	/* the limits' deadline: asked once more there, then lost (2), not 124 */
+	job_init(&j, 212, run_dir);
+	mkjob("212");
+	put("212/expected", "2\n");
+	put("212/done_rank0", "0\n");
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 10);
+	mad_wait_scan(&j, &cfg, T0 + 10, err, sizeof(err));
+	CHECK(t.deadline == T0 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 1199); /* not yet: 599 s over */
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 1199) == MAD_WAIT_PENDING);
+	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
+	CHECK(s.action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 1260);
+	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE && j.verdict == MAD_WAIT_GONE);
+	CHECK(strstr(j.reason,
+		     "squeue still lists the job RUNNING 660 s past its time limit (600 s") != NULL);
+	CHECK(strstr(j.reason, "ranks missing: 1: the scheduler has lost it") != NULL);
+	CHECK(strstr(j.reason, "spur #803") != NULL);
+	mad_wait_job_free(&j);
+
+	/* the deadline's answer fails: a time-out, as before */
+	job_init(&j, 212, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 10);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1260).action == MAD_WAIT_ASK);
+	mad_wait_unanswered(&t, &j, 1, &cfg, T0 + 1260, "no controller");
+	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_TIMEOUT);
+	mad_wait_job_free(&j);
+
+	/* a --timeout longer than that: lost at the first answer past it */
+	c.timeout = 5000;
+	job_init(&j, 212, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 1200);
+	CHECK(mad_wait_decide(&j, &c, T0 + 1200) == MAD_WAIT_GONE);
+	mad_wait_job_free(&j);
+
+	/* seen pending (requeued): the limit counts from there */
+	job_init(&j, 212, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	answer(&t, &j, 1, &c, "212 PENDING 10\n", T0 + 1000);
+	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 1300);
+	CHECK(mad_wait_decide(&j, &c, T0 + 1300) == MAD_WAIT_PENDING);
+	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 2200);
+	CHECK(mad_wait_decide(&j, &c, T0 + 2200) == MAD_WAIT_GONE);
+	mad_wait_job_free(&j);
+
+	/* suspended, or unlimited: never lost */
+	job_init(&j, 212, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	answer(&t, &j, 1, &c, "212 SUSPENDED 10\n", T0 + 3000);
+	CHECK(mad_wait_decide(&j, &c, T0 + 3000) == MAD_WAIT_PENDING);
+	mad_wait_job_free(&j);
+	job_init(&j, 212, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	answer(&t, &j, 1, &c, "212 RUNNING UNLIMITED\n", T0 + 3000);
+	CHECK(mad_wait_decide(&j, &c, T0 + 3000) == MAD_WAIT_PENDING);
+	mad_wait_job_free(&j);
+
+	/* every marker written: they decide, whatever squeue lists */
+	job_init(&j, 212, run_dir);
+	put("212/done_rank1", "0\n");
+	mad_wait_timing_init(&t, &c, T0);
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 4000);
+	CHECK(mad_wait_decide(&j, &c, T0 + 4000) == MAD_WAIT_OK);
+	mad_wait_job_free(&j);
+
+	/* --ready: lost before it was ready is a failure */
+	c.ready = 1;
+	job_init(&j, 213, run_dir);
+	mad_wait_timing_init(&t, &c, T0);
+	answer(&t, &j, 1, &c, "213 RUNNING 1\n", T0 + 700);
+	CHECK(mad_wait_decide(&j, &c, T0 + 700) == MAD_WAIT_FAILED);
+	CHECK(strstr(j.reason, "no marker: the scheduler has lost it") != NULL);
+	CHECK(strstr(j.reason, ", before it was ready") != NULL);
+	mad_wait_job_free(&j);
+}
+
 int main(void)
 {
 	unit_mkdtemp(run_dir);
@@ -1185,6 +1278,7 @@ int main(void)
 	RUN(rerun_a_start_squeue_cannot_tell_changes_nothing);
 	RUN(rerun_a_success_does_not_decide_while_the_job_waits_to_run);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
+	RUN(lost_a_job_listed_running_past_its_limit_and_the_overtime);
 	RUN(policy_a_requeued_job_gets_its_time_limit_again);
 	RUN(policy_reads_markers_each_period_and_at_once_when_woken);
 	RUN(policy_first_squeue_at_once);

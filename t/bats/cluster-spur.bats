@@ -439,6 +439,51 @@ spur_submit() {
 	done
 }
 
+# spur #803 (lib.sh spur_spurd_restart): after a restart of spurd the controller lists the job
+# RUNNING after it ended.  The markers are the job's own: written, they decide at once; missing,
+# the job is lost once it is listed running --overtime past its time limit.
+@test "spurd restarted mid-job (#803): listed RUNNING after it ended; its markers decide at once, without them it is lost" {
+	use_gen 0.12
+	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 5\nmad-mark 0\n' >orphan-ok.sh
+	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 5\n[[ $NODE_RANK == 1 ]] && kill -9 $$\nmad-mark 0\n' >orphan-lost.sh
+	chmod 0755 orphan-ok.sh orphan-lost.sh
+	spur_submit sbatch --nodes=2 -o /dev/null orphan-ok.sh
+	ok=$jobid
+	spur_submit sbatch --nodes=2 -t 1 -o /dev/null orphan-lost.sh
+	lost=$jobid
+	for id in "$ok" "$lost"; do
+		for _ in $(seq 60); do
+			[[ $("${spur[@]}" squeue -h -j "$id" -o %T) == RUNNING ]] && break
+			sleep 0.5
+		done
+		run "${spur[@]}" bash -c '. "$1"; spur_spurd_restart "$2"' - "$BATS_TEST_DIRNAME/../spur/lib.sh" "$id"
+		assert_success
+	done
+	wait_lines "$run_dir/$ok/done_rank1" 1
+	sleep 6 # the real cluster forgets the ended job (MinJobAge); spur's controller does not
+	run "${spur[@]}" squeue -h -t all -j "$ok,$lost" -o '%i %T'
+	echo "$output"
+	assert_output --partial "$ok RUNNING"
+	assert_output --partial "$lost RUNNING"
+	SECONDS=0
+	run "${spur[@]}" mad-wait --interval 1 --grace 2 "$ok"
+	echo "$output"
+	assert_success
+	((SECONDS < 10))
+	run "${spur[@]}" mad-wait --interval 1 --grace 2 --overtime 5 "$lost"
+	echo "$output"
+	assert_failure 2
+	assert_output --partial "squeue still lists the job RUNNING"
+	assert_output --partial "ranks missing: 1: the scheduler has lost it"
+	# spur's watchdog ends it TIMEOUT at its limit plus 30 s
+	for _ in $(seq 60); do
+		[[ $("${spur[@]}" squeue -h -t all -j "$lost" -o %T) == TIMEOUT ]] && break
+		sleep 1
+	done
+	run "${spur[@]}" squeue -h -t all -j "$lost" -o '%T'
+	assert_output TIMEOUT
+}
+
 @test "(c) spur, rank 0 late past the timeout: peers fail clearly, markers say so, no empty MASTER_ADDR" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"

@@ -35,6 +35,7 @@ sacct_from_running      yes        yes        crates/spurctld/src/accounting/db.
 step_launch_detect      plain      quotes-comments  0.8: crates/spur-core/src/task_launch.rs@v0.8.0 batch_script_uses_step_launch matches the trimmed line as it is; 0.12: @4cc3da8 sanitize_shell_line_for_step_launch first drops quoted spans and trailing comments (#627)
 batch_hold_companions   yes        yes        crates/spur-core/src/task_launch.rs batch_script_uses_step_launch (#627 at 4cc3da8: quotes and comments ignored) + batch_companion_hold_script, crates/spurd/src/agent_server.rs launch_job
 requeue                 cancel     repend     0.8: crates/spur-cli/src/scontrol.rs@v0.8.0 requeue was a cancel-only stub (kills the job, leaves it gone, prints "requeued"; spur #629); 0.12: #629 (merged 2026-08-13) crates/spurctld/src/cluster.rs@4cc3da8 JobUserRequeue: a live or ended job goes back to PENDING with the same id and spec (job.rs requeue_to_pending; REQUEUED/RQ is the finalized run's accounting state), clear_run_state_for_requeue clears start_time but keeps submit_time; run_attempt stays in the controller and agent (agent_server.rs), no variable of the job env carries it (spur_env.rs: no SLURM_RESTART_COUNT)
+spurd_restart           orphans    orphans    spur #803 (open, reported on 0.11/0.12; 4cc3da8 and v0.8.0 have no re-adoption: agent_server.rs keeps running jobs in memory only): a job whose node's spurd restarted stays RUNNING in the controller after it ends, until the node fails or its time limit plus 30 s (TIMEOUT, scheduler_loop.rs enforce_time_limits); spur_spurd_restart below
 array_task_ids          parent+1   parent+1   crates/spurctld/src/cluster.rs: the parent id J is reserved, tasks are jobs J+1..J+n with only SLURM_ARRAY_JOB_ID/TASK_ID
 TABLE
 }
@@ -140,6 +141,79 @@ spur_rows_to_spur() {
 		if (id in plain) s = plain[id]; else if (id in task) s = task[id]; else next
 		sub(/^[^ ]+/, s); print
 	}' <(spur_map) -
+}
+
+# ---------------------------------------------------------------- spurd restarted (#803)
+# spur #803 (open, 2026-09): a restart of spurd while a job runs leaves the job's processes
+# running in their own cgroup, untracked: the new spurd starts with no job (agent_server.rs
+# @4cc3da8 run_command: "a spurd restart mid-job, which starts `running` empty"), so nothing
+# reports the job's end, and the controller lists it RUNNING (six and a half hours in the
+# report) until its node fails, or, with a time limit, until its watchdog signals it at the
+# limit and ends it TIMEOUT GRACE_PERIOD_SECS (30 s) later (crates/spurctld/src/
+# scheduler_loop.rs@4cc3da8 enforce_time_limits, cluster.rs complete_job).  spur's default
+# is no limit (crates/spur-core/src/config.rs default_time_limit_minutes = 0).
+# The fields bin/squeue asks the real cluster for, one row a job (squeue.awk reads them).
+SPUR_SQUEUE_FIELDS='%i|%T|%u|%P|%j|%a|%q|%D|%N|%M|%l|%V|%S|%e|%r|%C|%Q|%Z|%k'
+
+# Restarts spurd on the nodes of running spur job SPURID: from now on the controller lists it
+# as it was then, whatever the job does (the emulation keeps the row it had).
+spur_spurd_restart() {
+	local rid dir row
+	rid=$(spur_to_real "$1") || return 1
+	[[ -n $rid && $rid != *_* ]] || { echo "spur emulation: $1 is not a plain spur job" >&2; return 1; }
+	dir=$(spur_state_dir) || return 1
+	row=$("$(spur_real squeue)" -r -h -j "$rid" -o "$SPUR_SQUEUE_FIELDS") || return 1
+	[[ $row == "$rid|RUNNING|"* ]] || { echo "spur emulation: job $1 is not running: $row" >&2; return 1; }
+	printf '%s\n' "$row" >"$dir/orphan.$rid"
+}
+
+# A time limit as squeue prints it (M:S, H:M:S, D-H:M:S) in seconds; fails for UNLIMITED.
+spur_limit_seconds() {
+	local days=0 rest=$1 part
+	if [[ $rest == *-* ]]; then days=${rest%%-*} rest=${rest#*-}; fi
+	[[ $days =~ ^[0-9]+$ && $rest =~ ^[0-9]+(:[0-9]+){1,2}$ ]] || return 1
+	IFS=: read -ra part <<<"$rest"
+	if ((${#part[@]} == 3)); then
+		echo $((10#$days * 86400 + 10#${part[0]} * 3600 + 10#${part[1]} * 60 + 10#${part[2]}))
+	else
+		echo $((10#$days * 86400 + 10#${part[0]} * 60 + 10#${part[1]}))
+	fi
+}
+
+# ROW (SPUR_SQUEUE_FIELDS) of an orphaned job as the controller lists it at NOW.
+spur_orphan_row() {
+	local field limit start
+	IFS='|' read -ra field <<<"$1"
+	field[1]=RUNNING
+	if limit=$(spur_limit_seconds "${field[10]}") && start=$(date -d "${field[12]}" +%s 2>/dev/null) &&
+		(($2 >= start + limit + 30)); then
+		field[1]=TIMEOUT
+	fi
+	(IFS='|'; printf '%s\n' "${field[*]}")
+}
+
+# Reads the real rows (SPUR_SQUEUE_FIELDS) and prints them, each orphaned job's as the
+# controller lists it, and added where the real cluster forgot the job.
+spur_rows_orphaned() {
+	local dir f row id now
+	local -A orphan=()
+	dir=$(spur_state_dir) || return 1
+	now=$(date +%s)
+	for f in "$dir"/orphan.*; do
+		[[ -e $f ]] || continue
+		IFS= read -r row <"$f"
+		orphan[${f##*/orphan.}]=$row
+	done
+	while IFS= read -r row; do
+		id=${row%%|*}
+		if [[ -v orphan[$id] ]]; then
+			spur_orphan_row "${orphan[$id]}" "$now"
+			unset "orphan[$id]"
+		else
+			printf '%s\n' "$row"
+		fi
+	done
+	for id in "${!orphan[@]}"; do spur_orphan_row "${orphan[$id]}" "$now"; done
 }
 
 # ---------------------------------------------------------------- the job env

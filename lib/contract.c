@@ -340,6 +340,13 @@ static int task0_on_master(const struct mad_facts *f, const struct mad_contract 
 	if (!c->task_facts || c->task_rank != 0 || c->rank == 0)
 		return 0;
 	this_host(host, sizeof(host));
+	/* spur plans a step's tasks over the nodes srun -w/-N chose (spur
+	 * #868) but gives each the job's node id, count and list (spurd's
+	 * agent_server.rs run_command: its place in the job's list) */
+	if (c->scheduler == MAD_SCHED_SPUR)
+		return mad_error(err, size,
+				 "task 0 runs on %s, node %ld of the job, not on its first node %s that MASTER_ADDR names: spur gives a step on some of the job's nodes (srun -w or -N, spur #868) the job's node ids, not the step's; run the step on every node of the job, or as a job of its own",
+				 host, c->rank, c->master_host);
 	return mad_error(err, size,
 			 "task 0 runs on %s, node %ld of the step, not on its first node %s that MASTER_ADDR names (SLURM_DISTRIBUTION=%s): %s",
 			 host, c->rank, c->master_host, *f->layout ? f->layout : "unset",

@@ -98,6 +98,35 @@ TEST(spur_pmix_task_facts_from_spurs_names_slurms_win)
 	CHECK(f.node_id == 0 && f.task_id == 0 && f.local_id == 0 && f.local_ntasks == 2);
 }
 
+/* A step of a spur job on some of its nodes (srun -w n3,n4, spur #868): spurd plans the tasks
+ * over the step's nodes, but gives each the job's node id, count and list (agent_server.rs
+ * run_command at 4cc3da8: its place in the job's list; #868 changes only the controller's
+ * plan).  Task 0, on the job's third node, fails at once naming why; the other cannot tell. */
+TEST(spur_subset_step_task_0_off_the_first_node_fails_naming_spur)
+{
+	struct env n3 = { { "MAD_MODEL=m", "SPUR_JOB_ID=7", "SLURM_JOB_ID=7", "SLURM_STEP_ID=1",
+			    "SLURM_STEP_NUM_TASKS=2", "SLURM_NTASKS=2", "SLURM_NNODES=4",
+			    "SLURM_JOB_NUM_NODES=4", "SLURM_NODEID=2", "SLURM_PROCID=0",
+			    "SLURM_LOCALID=0", "SPUR_TASK_OFFSET=0",
+			    "SLURM_NODELIST=192.0.2.1,192.0.2.2,192.0.2.3,192.0.2.4",
+			    "SLURM_JOB_NODELIST=192.0.2.1,192.0.2.2,192.0.2.3,192.0.2.4" } };
+	struct env n4 = n3;
+	struct mad_facts f;
+	char nodelist[256];
+
+	n4.vars[8] = "SLURM_NODEID=3";
+	n4.vars[9] = "SLURM_PROCID=1";
+	n4.vars[11] = "SPUR_TASK_OFFSET=1";
+	mad_facts_from_env(&f, env_get, &n3, nodelist, sizeof(nodelist));
+	CHECK(compute(&n3, &f) == -1);
+	CHECK(strstr(err, "task 0 runs on") && strstr(err, "node 2 of the job"));
+	CHECK(strstr(err, "not on its first node 192.0.2.1") && strstr(err, "spur #868"));
+	CHECK(strstr(err, "run the step on every node of the job, or as a job of its own"));
+	mad_facts_from_env(&f, env_get, &n4, nodelist, sizeof(nodelist));
+	CHECK(compute(&n4, &f) == 0);
+	CHECK(c.rank == 3 && c.nnodes == 4 && c.task_rank == 1 && c.world_size == 2);
+}
+
 TEST(batch_script_and_one_task_per_node_process_level_equals_node_level)
 {
 	struct env e = { { "MAD_MODEL=m" } };
@@ -538,6 +567,7 @@ int main(void)
 {
 	RUN(srun_step_process_level_is_the_task_among_all_tasks);
 	RUN(spur_pmix_task_facts_from_spurs_names_slurms_win);
+	RUN(spur_subset_step_task_0_off_the_first_node_fails_naming_spur);
 	RUN(batch_script_and_one_task_per_node_process_level_equals_node_level);
 	RUN(array_fanout_ranks_are_node_rank_times_tasks_plus_local);
 	RUN(every_task_of_a_random_layout_gets_a_distinct_rank);

@@ -195,10 +195,10 @@ spur_orphan_row() {
 # Reads the real rows (SPUR_SQUEUE_FIELDS) and prints them, each orphaned job's as the
 # controller lists it, and added where the real cluster forgot the job.
 spur_rows_orphaned() {
-	local dir f row id now
+	local dir f row id clock
 	local -A orphan=()
 	dir=$(spur_state_dir) || return 1
-	now=$(date +%s)
+	clock=$(date +%s)
 	for f in "$dir"/orphan.*; do
 		[[ -e $f ]] || continue
 		IFS= read -r row <"$f"
@@ -207,13 +207,13 @@ spur_rows_orphaned() {
 	while IFS= read -r row; do
 		id=${row%%|*}
 		if [[ -v orphan[$id] ]]; then
-			spur_orphan_row "${orphan[$id]}" "$now"
+			spur_orphan_row "${orphan[$id]}" "$clock"
 			unset "orphan[$id]"
 		else
 			printf '%s\n' "$row"
 		fi
 	done
-	for id in "${!orphan[@]}"; do spur_orphan_row "${orphan[$id]}" "$now"; done
+	for id in "${!orphan[@]}"; do spur_orphan_row "${orphan[$id]}" "$clock"; done
 }
 
 # ---------------------------------------------------------------- the job env

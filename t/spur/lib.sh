@@ -352,7 +352,10 @@ spur_launch_env() {
 # SPUR_PROCID = SPUR_TASK_OFFSET + LOCAL_RANK (spur_env.rs:59-66 per_task_bash_exports, with
 # SLURM twins); its preamble (task_launch.rs:519-534) then unsets SLURM_PROCID, SLURM_LOCALID,
 # SLURM_NODEID and SLURM_TASKS_PER_NODE and keeps SLURM_STEP_ID (0).  The per-rank PMIx env
-# (mpi_plugin.rs normalize_pmix_fork_env: PMIX_RANK, PMIX_SIZE, ...) is not modelled.
+# (mpi_plugin.rs normalize_pmix_fork_env: PMIX_RANK, PMIX_SIZE, ...) is not modelled.  v0.8.0
+# is the same (executor.rs@v0.8.0:642 skips SPANK, task_launch.rs@v0.8.0:43-56 chooses the
+# launch and :432 unsets the same four names, agent_server.rs@v0.8.0:1036 pmix_multi_task), so
+# both generations run it.
 spur_pmix_tasks() {
 	cat <<'BODY'
 rank=0

@@ -156,7 +156,8 @@ spur_rows_to_spur() {
 SPUR_SQUEUE_FIELDS='%i|%T|%u|%P|%j|%a|%q|%D|%N|%M|%l|%V|%S|%e|%r|%C|%Q|%Z|%k'
 
 # Restarts spurd on the nodes of running spur job SPURID: from now on the controller lists it
-# as it was then, whatever the job does (the emulation keeps the row it had).
+# as it was then, whatever the job does (the emulation keeps the row it had, under the spur id:
+# a restarted test cluster numbers its jobs from 1 again, spur never).
 spur_spurd_restart() {
 	local rid dir row
 	rid=$(spur_to_real "$1") || return 1
@@ -164,7 +165,15 @@ spur_spurd_restart() {
 	dir=$(spur_state_dir) || return 1
 	row=$("$(spur_real squeue)" -r -h -j "$rid" -o "$SPUR_SQUEUE_FIELDS") || return 1
 	[[ $row == "$rid|RUNNING|"* ]] || { echo "spur emulation: job $1 is not running: $row" >&2; return 1; }
-	printf '%s\n' "$row" >"$dir/orphan.$rid"
+	printf '%s\n' "$row" >"$dir/orphan.$1"
+}
+
+# The end #803 reports for such a job (its node rebooted, NODE_FAIL): the controller forgets
+# it.  With no SPURID, every orphaned job's.
+spur_orphan_end() {
+	local dir
+	dir=$(spur_state_dir) || return 1
+	if [[ -n ${1:-} ]]; then rm -f "$dir/orphan.$1"; else rm -f "$dir"/orphan.*; fi
 }
 
 # A time limit as squeue prints it (M:S, H:M:S, D-H:M:S) in seconds; fails for UNLIMITED.
@@ -195,14 +204,18 @@ spur_orphan_row() {
 # Reads the real rows (SPUR_SQUEUE_FIELDS) and prints them, each orphaned job's as the
 # controller lists it, and added where the real cluster forgot the job.
 spur_rows_orphaned() {
-	local dir f row id clock
+	local dir f row id sid clock
 	local -A orphan=()
 	dir=$(spur_state_dir) || return 1
 	clock=$(date +%s)
 	for f in "$dir"/orphan.*; do
 		[[ -e $f ]] || continue
+		sid=${f##*/orphan.}
+		id=$(spur_to_real "$sid")
+		# a restarted cluster gave its real id to a newer job: long ended
+		[[ -n $id ]] || { rm -f "$f"; continue; }
 		IFS= read -r row <"$f"
-		orphan[${f##*/orphan.}]=$row
+		orphan[$id]=$row
 	done
 	while IFS= read -r row; do
 		id=${row%%|*}

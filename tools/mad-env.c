@@ -273,7 +273,8 @@ int main(int argc, char **argv)
 		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
 	if (out.mode == OUT_EXPORTS && c.job_dir_open &&
-	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)))
+	    (mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
+	     mad_job_script_ran(&c, err, sizeof(err))))
 		die("%s", err);
 	if (out.mode == OUT_JSON)
 		out.json = cJSON_CreateObject();

@@ -29,7 +29,7 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->id = id;
 	j->expected = -1;
 	j->time_limit = -1;
-	j->overdue_at = -1;
+	j->run_from = -1;
 	j->verdict = MAD_WAIT_PENDING;
 	j->uid = getuid();
 	j->submitted = -1;
@@ -87,6 +87,12 @@ static long name_number(const char *p, const char *end, long max)
 static long marker_rank(const char *name)
 {
 	return strncmp(name, "done_rank", 9) == 0 ? name_number(name + 9, NULL, RANKS_MAX) : -1;
+}
+
+/* "script_rank<N>": N or -1. */
+static long script_rank(const char *name)
+{
+	return strncmp(name, "script_rank", 11) == 0 ? name_number(name + 11, NULL, RANKS_MAX) : -1;
 }
 
 /* "step<S>_rank<R>": 0 with S and R, or -1. */
@@ -439,6 +445,24 @@ static int locate(struct mad_wait_job *j, long restart, int next, char *path, si
 	return rc;
 }
 
+/* script_rank<N>: the job script ran on node N (marker.h), a regular file
+ * of the job's user written since the job's submission.  Written as a run
+ * starts, it is exempt from the run-start rule as 'expected' is (node
+ * clocks): a spur re-run may see the earlier run's, which only makes
+ * mad-wait expect that node's marker.  Looked at until seen once. */
+static void read_script(struct mad_wait_job *j, int dirfd, long n)
+{
+	char name[32];
+	struct stat st;
+
+	if ((j->expected > 0 && n >= j->expected) || ensure_ranks(j, n + 1) || j->rank[n].ran)
+		return;
+	mad_script_name(name, sizeof(name), n);
+	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime))
+		return;
+	j->rank[n].ran = 1;
+}
+
 /* Reads the current attempt's folder once. */
 static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now, char *err,
 		    size_t size)
@@ -447,6 +471,7 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 	struct dirent *de;
 	int changed = 0, has_expected = 0, has_record = 0, rc;
 	long *seen = NULL, nseen = 0, cap = 0, nsorted, tcap;
+	long *ran = NULL, nran = 0, rcap = 0;
 	char path[sizeof(j->dir)];
 
 	rc = locate(j, j->restart, 0, path, sizeof(path), err, size);
@@ -490,6 +515,18 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 				read_task(j, dirfd(d), de->d_name, t, cfg, now);
 			continue;
 		}
+		if (n < 0 && (n = script_rank(de->d_name)) >= 0) {
+			if (nran == rcap) {
+				long *r = realloc(ran, (size_t)(rcap = rcap ? rcap * 2 : 16) *
+							       sizeof(*r));
+
+				if (!r)
+					break;
+				ran = r;
+			}
+			ran[nran++] = n;
+			continue;
+		}
 		if (n < 0 && cfg->ready && !j->ready && strcmp(de->d_name, "ready_rank0") == 0) {
 			read_ready(j, dirfd(d), de->d_name);
 			changed += j->ready != 0;
@@ -522,6 +559,7 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		if (ensure_ranks(j, n + 1)) {
 			closedir(d);
 			free(seen);
+			free(ran);
 			return mad_error(err, size, "out of memory");
 		}
 		before = j->rank[n].state;
@@ -537,8 +575,11 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 				j->nfailed++;
 		}
 	}
+	for (long i = 0; i < nran; i++)
+		read_script(j, dirfd(d), ran[i]);
 	closedir(d);
 	free(seen);
+	free(ran);
 	if (j->expected > 0 && ensure_ranks(j, j->expected))
 		return mad_error(err, size, "out of memory");
 	return changed;

@@ -14,11 +14,12 @@ static int waiting_to_run(const char *state)
 	return strcmp(state, "PENDING") == 0 || strncmp(state, "REQUEUE", 7) == 0;
 }
 
-/* States of a job whose time limit runs: not suspended, not waiting. */
+/* States of a job whose time limit runs: not suspended (SLURM and spur
+ * stop the clock), not configuring (SLURM restarts it when the nodes are
+ * up, job_config_fini), not waiting. */
 static int running(const char *state)
 {
-	return strcmp(state, "RUNNING") == 0 || strcmp(state, "COMPLETING") == 0 ||
-	       strcmp(state, "CONFIGURING") == 0;
+	return strcmp(state, "RUNNING") == 0 || strcmp(state, "COMPLETING") == 0;
 }
 
 void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
@@ -61,10 +62,18 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	j->array |= e->array;
 	if (e->listing == MAD_LISTING_ACTIVE && waiting_to_run(e->state))
 		j->clock_from = now;
-	j->running_at = e->listing == MAD_LISTING_ACTIVE && running(e->state) ? now : 0;
-	j->overdue_at = j->time_limit < 0 ? -1 :
-					    (start > j->clock_from ? start : j->clock_from) +
-						    (double)j->time_limit + cfg->overtime;
+	/* the run's clock for --overtime: from the first answer that shows
+	 * it running, never earlier than the run started (design.md §10) */
+	j->running_at = 0;
+	if (e->listing == MAD_LISTING_ACTIVE && running(e->state)) {
+		if (j->run_from < 0 || again || j->run_restart != j->restart) {
+			j->run_from = now;
+			j->run_restart = j->restart;
+		}
+		j->running_at = now;
+	} else if (e->listing == MAD_LISTING_ACTIVE) {
+		j->run_from = -1;
+	}
 	/* A failed marker: is the scheduler re-running the job?  An array's
 	 * tasks are requeued one by one, each into a folder of its own, so
 	 * there a failure stands. */
@@ -227,17 +236,48 @@ static int overdue(struct mad_wait_job *j, const struct mad_wait_cfg *cfg)
 {
 	char missing[512];
 
-	if (j->overdue_at < 0 || j->running_at <= 0 || j->running_at < j->overdue_at)
+	char have[64] = "";
+
+	if (j->array || j->time_limit < 0 || j->run_from < 0 || j->running_at <= 0 ||
+	    j->running_at < j->run_from + (double)j->time_limit + cfg->overtime)
 		return 0;
 	mad_wait_missing(j, missing, sizeof(missing));
+	if (j->expected < 0 && j->ndone > 0)
+		snprintf(have, sizeof(have), "%ld ranks done, how many to expect unknown", j->ndone);
 	snprintf(j->reason, sizeof(j->reason),
-		 "squeue still lists the job %s %.0f s past its time limit (%ld s, counted from the "
-		 "start of the wait or the last answer that showed it pending) with %s%s: the scheduler has lost it (its node "
-		 "daemon restarted mid-job: spur #803), or it lets jobs run longer over their limit "
-		 "than --overtime (%.0f s)",
-		 j->state, j->running_at - (j->overdue_at - cfg->overtime), j->time_limit,
-		 *missing ? "ranks missing: " : "no marker", missing, cfg->overtime);
+		 "squeue still lists the job %s %.0f s past its time limit (%ld s, counted from "
+		 "the first answer that listed this run running) with %s%s: the scheduler has "
+		 "lost it (its node daemon restarted mid-job: spur #803), or it lets jobs run "
+		 "longer over their limit than --overtime (%.0f s)",
+		 j->state, j->running_at - j->run_from - (double)j->time_limit, j->time_limit,
+		 *have    ? have :
+		 *missing ? "ranks missing: " :
+			    "no marker",
+		 *have ? "" : missing, cfg->overtime);
 	return 1;
+}
+
+/* A spur job in nodes fan-out, gone, whose rank 0 ran the script and
+ * exited 0 and whose missing ranks never ran it (no script_rank<N>):
+ * spur ran the script on its first node only, since it launches steps
+ * (crates/spur-core/src/task_launch.rs batch_script_uses_step_launch,
+ * batch_companion_hold_script), and decides the job by that node as
+ * SLURM does (job.rs derived_completion: the batch node's exit). */
+static int held_nodes(const struct mad_wait_job *j)
+{
+	long missing = 0;
+
+	if (j->array || j->expected < 2 || j->nrank < j->expected || !j->rank[0].ran ||
+	    j->rank[0].state != MAD_RANK_DONE || j->nfailed)
+		return 0;
+	for (long i = 1; i < j->expected; i++) {
+		if (j->rank[i].state == MAD_RANK_DONE)
+			continue;
+		if (j->rank[i].state != MAD_RANK_MISSING || j->rank[i].ran)
+			return 0;
+		missing++;
+	}
+	return missing > 0;
 }
 
 /* The rules of --ready: readiness, not the end, is the outcome. */
@@ -327,6 +367,12 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		return verdict(j, MAD_WAIT_GONE);
 	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
 		mad_wait_missing(j, missing, sizeof(missing));
+		if (held_nodes(j)) {
+			snprintf(j->reason, sizeof(j->reason),
+				 "rank 0 exited 0; ranks %s never ran the job script (no script_rank file): spur runs a script that launches steps (srun, mpirun, mpiexec) on its first node only, the others hold",
+				 missing);
+			return verdict(j, MAD_WAIT_OK);
+		}
 		if (!j->dir_seen)
 			snprintf(j->reason, sizeof(j->reason),
 				 "the job left the queue%s%s%s and its folder '%.600s' never appeared "
@@ -459,10 +505,11 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 			    (t->code == MAD_WAIT_OK || jobs[i].verdict < t->code))
 				t->code = jobs[i].verdict;
 	} else if (now >= t->deadline && t->deadline_from_limits && t->answered &&
-		   !t->asked_at_deadline) {
+		   t->asked_deadline != t->deadline) {
 		/* the limits' deadline: one more answer says which jobs are
-		 * still listed running past them (lost), not merely slow */
-		t->asked_at_deadline = 1;
+		 * still listed running past them (lost), not merely slow; a
+		 * deadline an answer moved is asked at again */
+		t->asked_deadline = t->deadline;
 		s.action = MAD_WAIT_ASK;
 		return s;
 	} else if (now >= t->deadline) {

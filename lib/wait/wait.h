@@ -45,6 +45,7 @@ struct mad_rank {
 	char host[64];
 	char note[256]; /* error= of the marker, or what is wrong with it */
 	double empty_since;
+	int ran; /* its script_rank<N>: the job script ran on its node */
 };
 
 /* One task of an srun step in nodes fan-out: its marker step<S>_rank<R>.
@@ -159,8 +160,12 @@ struct mad_wait_job {
 	long time_limit;
 	double clock_from; /* last seen pending: its time limit counts from here */
 	double running_at; /* the last answer that listed it running (RUNNING,
-			      COMPLETING, CONFIGURING), or 0 */
-	double overdue_at; /* its limit's end plus cfg->overtime, or -1 */
+			      COMPLETING), or 0 */
+	double run_from;   /* the first answer that listed this run running
+			      (after a pending, suspended or configuring one, a
+			      new start or attempt): its limit counts from
+			      here; -1 none */
+	long run_restart;  /* the attempt run_from is of */
 	double gone_since;
 	int gone_polls;
 	/* readiness (cfg->ready): rank 0's ready_rank0 */
@@ -215,11 +220,15 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
  * there is none.  With cfg->ready: rank 0's ready marker is MAD_WAIT_OK; a
  * failed marker (unless the job is re-run), any completion marker, or the
  * job confirmed gone before it is MAD_WAIT_FAILED, at once (no grace).
- * A job without its markers that an answer still lists running
- * cfg->overtime past its time limit (counted from the start of the wait,
- * or the last answer that showed it pending) is lost: the scheduler no
- * longer follows it (spur #803: a restarted spurd neither re-adopts nor
- * reaps its jobs), MAD_WAIT_GONE (MAD_WAIT_FAILED with cfg->ready). */
+ * A job without its markers that an answer still lists running (RUNNING,
+ * COMPLETING) cfg->overtime past its time limit, counted from the first
+ * answer that listed this run running, is lost: the scheduler no longer
+ * follows it (spur #803: a restarted spurd neither re-adopts nor reaps
+ * its jobs), MAD_WAIT_GONE (MAD_WAIT_FAILED with cfg->ready); never an
+ * array (its rows mix tasks).  On spur in nodes fan-out, a job gone with
+ * rank 0's marker 0 whose other missing nodes never ran the job script
+ * (no script_rank<N>, marker.h) is MAD_WAIT_OK: spur runs a script that
+ * launches steps on its first node only. */
 int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double now);
 
 /* The ranks without a complete marker, folded ("1,3-5"), into BUF. */
@@ -283,7 +292,7 @@ struct mad_wait_timing {
 	int failures;
 	long squeue_calls;
 	int answered;          /* squeue has answered at least once */
-	int asked_at_deadline; /* the last answer before a deadline from the limits */
+	double asked_deadline; /* the deadline from the limits asked at, or 0 */
 	int code;              /* MAD_WAIT_PENDING until the wait ends */
 	char why[MAD_ERR_MAX]; /* the end, for jobs without a verdict */
 };

@@ -1189,7 +1189,7 @@ TEST(lost_a_job_listed_running_past_its_limit_and_the_overtime)
 	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
 	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE && j.verdict == MAD_WAIT_GONE);
 	CHECK(strstr(j.reason,
-		     "squeue still lists the job RUNNING 660 s past its time limit (600 s") != NULL);
+		     "squeue still lists the job RUNNING 650 s past its time limit (600 s") != NULL);
 	CHECK(strstr(j.reason, "ranks missing: 1: the scheduler has lost it") != NULL);
 	CHECK(strstr(j.reason, "spur #803") != NULL);
 	mad_wait_job_free(&j);
@@ -1209,18 +1209,38 @@ TEST(lost_a_job_listed_running_past_its_limit_and_the_overtime)
 	job_init(&j, 212, run_dir);
 	mad_wait_timing_init(&t, &c, T0);
 	mad_wait_scan(&j, &c, T0, err, sizeof(err));
-	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 1200);
-	CHECK(mad_wait_decide(&j, &c, T0 + 1200) == MAD_WAIT_GONE);
+	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 10);
+	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 1210);
+	CHECK(mad_wait_decide(&j, &c, T0 + 1210) == MAD_WAIT_GONE);
 	mad_wait_job_free(&j);
 
-	/* seen pending (requeued): the limit counts from there */
-	job_init(&j, 212, run_dir);
+	/* its clock starts at the first answer that lists the run running:
+	 * after a pending one (a requeue), a suspended or configuring one
+	 * (SLURM stops or restarts it), never before the run started */
+	for (int k = 0; k < 3; k++) {
+		static const char *const held[] = { "PENDING", "SUSPENDED", "CONFIGURING" };
+		char text[64];
+
+		job_init(&j, 212, run_dir);
+		mad_wait_timing_init(&t, &c, T0);
+		answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 10);
+		snprintf(text, sizeof(text), "212 %s 10\n", held[k]);
+		answer(&t, &j, 1, &c, text, T0 + 1000);
+		answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 1300);
+		CHECK(mad_wait_decide(&j, &c, T0 + 1300) == MAD_WAIT_PENDING);
+		answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 2499);
+		CHECK(mad_wait_decide(&j, &c, T0 + 2499) == MAD_WAIT_PENDING);
+		answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 2500);
+		CHECK(mad_wait_decide(&j, &c, T0 + 2500) == MAD_WAIT_GONE);
+		mad_wait_job_free(&j);
+	}
+
+	/* an array's rows mix its tasks: never lost */
+	job_init(&j, 214, run_dir);
 	mad_wait_timing_init(&t, &c, T0);
-	answer(&t, &j, 1, &c, "212 PENDING 10\n", T0 + 1000);
-	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 1300);
-	CHECK(mad_wait_decide(&j, &c, T0 + 1300) == MAD_WAIT_PENDING);
-	answer(&t, &j, 1, &c, "212 RUNNING 10\n", T0 + 2200);
-	CHECK(mad_wait_decide(&j, &c, T0 + 2200) == MAD_WAIT_GONE);
+	answer(&t, &j, 1, &c, "214_1 RUNNING 10\n", T0 + 10);
+	answer(&t, &j, 1, &c, "214_1 RUNNING 10\n", T0 + 3000);
+	CHECK(j.array && mad_wait_decide(&j, &c, T0 + 3000) == MAD_WAIT_PENDING);
 	mad_wait_job_free(&j);
 
 	/* suspended, or unlimited: never lost */
@@ -1248,10 +1268,80 @@ TEST(lost_a_job_listed_running_past_its_limit_and_the_overtime)
 	c.ready = 1;
 	job_init(&j, 213, run_dir);
 	mad_wait_timing_init(&t, &c, T0);
+	answer(&t, &j, 1, &c, "213 RUNNING 1\n", T0 + 10);
 	answer(&t, &j, 1, &c, "213 RUNNING 1\n", T0 + 700);
 	CHECK(mad_wait_decide(&j, &c, T0 + 700) == MAD_WAIT_FAILED);
 	CHECK(strstr(j.reason, "no marker: the scheduler has lost it") != NULL);
 	CHECK(strstr(j.reason, ", before it was ready") != NULL);
+	mad_wait_job_free(&j);
+}
+
+/* An answer that moves the limits' deadline (the job requeued) gets its
+ * own last ask there. */
+TEST(lost_the_limits_deadline_is_asked_at_again_when_it_moves)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_wait_step s;
+
+	job_init(&j, 215, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 10);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1260).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "215 PENDING 10\n", T0 + 1260); /* requeued: a new deadline */
+	CHECK(t.deadline == T0 + 1260 + 1260);
+	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 1300);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 2520).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 2520);
+	s = next_at(&t, &j, 1, &cfg, T0 + 2520);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE);
+	mad_wait_job_free(&j);
+}
+
+/* spur runs a script that launches steps on its first node only (the
+ * others hold): a node that never ran the script (no script_rank<N>) owes
+ * no marker once the job is gone; one that ran it does. */
+TEST(held_a_spur_node_that_never_ran_the_script_owes_no_marker)
+{
+	struct mad_wait_job j;
+	struct mad_wait_cfg c = cfg;
+	struct mad_queue_entry absent = { .id = 216, .listing = MAD_LISTING_ABSENT };
+	char err[512];
+
+	c.grace = 0;
+	job_init(&j, 216, run_dir);
+	mkjob("216");
+	put("216/expected", "3\n");
+	put("216/script_rank0", "host=n1\n");
+	put("216/done_rank0", "0\n");
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	CHECK(j.rank[0].ran && !j.rank[1].ran);
+	for (int i = 0; i < 3; i++)
+		mad_wait_observe(&j, &absent, &c, T0, T0 + 400 + i);
+	CHECK(mad_wait_decide(&j, &c, T0 + 403) == MAD_WAIT_OK);
+	CHECK(strstr(j.reason, "rank 0 exited 0; ranks 1-2 never ran the job script") != NULL);
+	CHECK(strstr(j.reason, "spur runs a script that launches steps") != NULL);
+	mad_wait_job_free(&j);
+
+	/* node 2 ran it and left no marker: missing, exit 2 */
+	job_init(&j, 216, run_dir);
+	put("216/script_rank2", "host=n3\n");
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	for (int i = 0; i < 3; i++)
+		mad_wait_observe(&j, &absent, &c, T0, T0 + 400 + i);
+	CHECK(mad_wait_decide(&j, &c, T0 + 403) == MAD_WAIT_GONE);
+	CHECK(strstr(j.reason, "ranks 1-2 wrote no marker") != NULL);
+	mad_wait_job_free(&j);
+
+	/* rank 0 never said it ran the script (SLURM, an older writer): as before */
+	job_init(&j, 217, run_dir);
+	mkjob("217");
+	put("217/expected", "2\n");
+	put("217/done_rank0", "0\n");
+	mad_wait_scan(&j, &c, T0, err, sizeof(err));
+	for (int i = 0; i < 3; i++)
+		mad_wait_observe(&j, &absent, &c, T0, T0 + 400 + i);
+	CHECK(mad_wait_decide(&j, &c, T0 + 403) == MAD_WAIT_GONE);
 	mad_wait_job_free(&j);
 }
 
@@ -1279,6 +1369,8 @@ int main(void)
 	RUN(rerun_a_success_does_not_decide_while_the_job_waits_to_run);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
 	RUN(lost_a_job_listed_running_past_its_limit_and_the_overtime);
+	RUN(lost_the_limits_deadline_is_asked_at_again_when_it_moves);
+	RUN(held_a_spur_node_that_never_ran_the_script_owes_no_marker);
 	RUN(policy_a_requeued_job_gets_its_time_limit_again);
 	RUN(policy_reads_markers_each_period_and_at_once_when_woken);
 	RUN(policy_first_squeue_at_once);

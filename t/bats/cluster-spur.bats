@@ -340,6 +340,46 @@ spur_submit() {
 	done
 }
 
+# spur's steps (bin/srun: no SPANK, the job's node ids; lib.sh fact step_nodes): over every node,
+# each task's mad-env gives real PyTorch its world; a subset (-w, #868 on 0.12) starts off the
+# job's first node, and task 0 fails at once naming why; up to 0.11 -w is not applied and the
+# step runs on the job's first nodes.  mad-wait's verdict is the script's (node 0's) marker.
+@test "spur steps: every node runs real torch from each task's mad-env; a subset step (#868) fails at once on 0.12, runs on the first nodes on 0.8" {
+	require_torch
+	cat >"$MAD_CLUSTER_SHARED/spur-steps.sh" <<-'JOB'
+		#!/bin/bash
+		eval "$(mad-env)"
+		srun -n 4 bash -c 'eval "$(mad-env)" && exec ./torch-allreduce' || exit 10
+		srun -w n3,n4 -n 2 bash -c 'eval "$(mad-env)" && echo "subset $(hostname) rank=$RANK node=$NODE_RANK nnodes=$NNODES master=$MASTER_ADDR"'
+		st=$?
+		mad-mark $st
+		exit $st
+	JOB
+	chmod 0755 "$MAD_CLUSTER_SHARED/spur-steps.sh"
+	for gen in "${gens[@]}"; do
+		use_gen "$gen"
+		spur_submit sbatch --nodes=4 -o 'steps-%j.out' -e 'steps-%j.err' spur-steps.sh
+		run "${spur[@]}" mad-wait --interval 1 --grace 2 --timeout 240 "$jobid"
+		echo "$output"
+		cat "steps-$jobid.out" "steps-$jobid.err"
+		# the whole-job step: four ranks, one world, rank 0 on the job's first node
+		[[ $(grep -c 'sum=4$' "steps-$jobid.out") -eq 4 ]]
+		grep -q '^allreduce rank=0 world=4 .* host=n1 ' "steps-$jobid.out"
+		if [[ $gen == 0.8 ]]; then
+			assert_success
+			assert_output --partial "rank 0 exited 0; ranks 1-3 never ran the job script"
+			grep -q '^subset n1 rank=0 node=0 nnodes=4 ' "steps-$jobid.out"
+			grep -q '^subset n2 rank=1 node=1 nnodes=4 ' "steps-$jobid.out"
+		else
+			assert_failure 1
+			assert_output --partial "rank 0 failed with exit status 1"
+			grep -q "task 0 runs on n3, node 2 of the job, not on its first node n1 that MASTER_ADDR names: spur gives a step on some of the job's nodes (srun -w or -N, spur #868)" "steps-$jobid.err"
+			# the other task cannot tell: the job's ids, rank 0's address on n1
+			grep -q '^subset n4 rank=1 node=3 nnodes=4 ' "steps-$jobid.out"
+		fi
+	done
+}
+
 @test "jobs of root: refused by 0.12's spurd (allow_root_jobs = false), run on 0.8" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"

@@ -62,9 +62,16 @@ if [[ ${1:-} != --node ]]; then
 	# one launch per node whatever the job's --ntasks-per-node (SLURM_NTASKS is inherited)
 	launch=(--nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1
 		--kill-on-bad-exit=0)
-	# the hold scripts never end: the job ends with the first node's script
-	((hold)) && launch+=(--wait=3)
-	exec srun "${launch[@]}" "$0" --node
+	((hold)) || exec "$(spur_real srun)" "${launch[@]}" "$0" --node
+	# the hold scripts never end: the job ends with the first node's script, and spur decides
+	# it by that node's exit (crates/spur-core/src/job.rs derived_completion: the batch node)
+	launch+=(--wait=3)
+	SPUR_EMU_EXIT=$(mktemp "$(spur_state_dir)/exit.XXXXXX") || exit 1
+	export SPUR_EMU_EXIT
+	"$(spur_real srun)" "${launch[@]}" "$0" --node
+	status=$(cat "$SPUR_EMU_EXIT")
+	rm -f "$SPUR_EMU_EXIT"
+	exit "${status:-1}"
 fi
 
 # ---------------------------------------------------------------- one node: launch_job
@@ -97,7 +104,6 @@ fi
 # A requeued job (scontrol requeue, lib.sh fact requeue) runs this again under the same spur
 # id: SLURM's SLURM_RESTART_COUNT stays out (env -i), as spur's job env has no such variable.
 # spurd's own environment, beneath the job env (executor.rs: no env_clear): spurd runs as
-# root from its unit with SPUR_PLUGSTACK naming the plugstack it loaded
 # root from its unit with SPUR_PLUGSTACK naming the plugstack it loaded.  SPUR_EMU_TRACE
 # (given to sbatch) has the host say on stderr when the hooks ran.
 if ((pmix)); then
@@ -108,5 +114,11 @@ if ((pmix)); then
 fi
 trace=()
 [[ -z ${SPUR_EMU_TRACE:-} ]] || trace=(--trace)
-exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-	SPUR_PLUGSTACK="$plugstack" "$host" "${trace[@]}" "$plugstack" "${job_env[@]}" -- "${run[@]}"
+spurd=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+	SPUR_PLUGSTACK="$plugstack" "$host" "${trace[@]}" "$plugstack" "${job_env[@]}" -- "${run[@]}")
+((hold && task_offset == 0)) || exec "${spurd[@]}"
+# the batch node of a job with holding nodes: its exit is the job's
+status=0
+"${spurd[@]}" || status=$?
+echo "$status" >"$SPUR_EMU_EXIT"
+exit "$status"

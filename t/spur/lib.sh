@@ -36,6 +36,7 @@ step_launch_detect      plain      quotes-comments  0.8: crates/spur-core/src/ta
 batch_hold_companions   yes        yes        crates/spur-core/src/task_launch.rs batch_script_uses_step_launch (#627 at 4cc3da8: quotes and comments ignored) + batch_companion_hold_script, crates/spurd/src/agent_server.rs launch_job
 requeue                 cancel     repend     0.8: crates/spur-cli/src/scontrol.rs@v0.8.0 requeue was a cancel-only stub (kills the job, leaves it gone, prints "requeued"; spur #629); 0.12: #629 (merged 2026-08-13) crates/spurctld/src/cluster.rs@4cc3da8 JobUserRequeue: a live or ended job goes back to PENDING with the same id and spec (job.rs requeue_to_pending; REQUEUED/RQ is the finalized run's accounting state), clear_run_state_for_requeue clears start_time but keeps submit_time; run_attempt stays in the controller and agent (agent_server.rs), no variable of the job env carries it (spur_env.rs: no SLURM_RESTART_COUNT)
 spurd_restart           orphans    orphans    spur #803 (open, reported on 0.11/0.12; 4cc3da8 and v0.8.0 have no re-adoption: agent_server.rs keeps running jobs in memory only): a job whose node's spurd restarted stays RUNNING in the controller after it ends, until the node fails or its time limit plus 30 s (TIMEOUT, scheduler_loop.rs enforce_time_limits); spur_spurd_restart below
+step_nodes              all        subset     0.8: crates/spur-cli/src/srun.rs@v0.8.0 and @4cc3da8 dispatch_step sends an empty node and crates/spurctld/src/server.rs create_job_step copies job.allocated_nodes, so -w and -N are not applied to steps (#597, #875 on 0.11.0); 0.12: #868 (merged 2026-09-11, fixes #597 and #875) -w picks an exact allocated subset and -N the first N, the controller plans the tasks over them (step.nodes), an oversize -N or a node not allocated is an error; bin/srun and spur_step_node
 array_task_ids          parent+1   parent+1   crates/spurctld/src/cluster.rs: the parent id J is reserved, tasks are jobs J+1..J+n with only SLURM_ARRAY_JOB_ID/TASK_ID
 TABLE
 }
@@ -227,6 +228,60 @@ spur_rows_orphaned() {
 		fi
 	done
 	for id in "${!orphan[@]}"; do spur_orphan_row "${orphan[$id]}" "$clock"; done
+}
+
+# ---------------------------------------------------------------- steps (bin/srun)
+# One node of a spur step, run there by bin/srun: what spurd's run_command does
+# (crates/spurd/src/agent_server.rs@4cc3da8 run_command).  No SPANK plugin runs.  The env: the
+# request's (the srun client's, CLIENT_ENV, NUL-separated) over spurd's own; then the job's
+# node list, and the node's id and count as its place in the JOB's list ("tracked.nodelist",
+# whatever nodes the step runs on; #868 changes only the controller's plan); the step's
+# (spur_env.rs apply_step_scope: STEP_ID, STEPID, STEP_NUM_TASKS, NTASKS, NPROCS, NODEID,
+# NNODES, JOB_NUM_NODES, twins); per task LOCALID and PROCID = the node's task offset + local
+# rank (one task: apply_task_rank, which on 0.8 also sets LOCAL_RANK, LOCAL_WORLD_SIZE and
+# NPROC_PER_NODE, #793; more: build_multi_task_wrapper, per_task_bash_exports, LOCAL_RANK).
+# PLAN: NODE:TASK_OFFSET:TASKS_ON_NODE,... (bin/srun); NTASKS; then the command.  Exits with
+# the worst task status.
+spur_step_node() {
+	local client_env=$1 plan=$2 ntasks=$3 me entry node='' offset=0 count=0 id=-1 i k rc=0 st
+	local -a E job_nodes pids
+	shift 3
+	me=${SLURMD_NODENAME:-$(hostname -s)}
+	for entry in ${plan//,/ }; do
+		[[ ${entry%%:*} == "$me" ]] && IFS=: read -r node offset count <<<"$entry"
+	done
+	[[ -n $node ]] || { echo "spur emulation: node $me has no task in plan $plan" >&2; return 1; }
+	mapfile -t -d '' E <"$client_env"
+	for entry in "${E[@]}"; do
+		[[ $entry == SPUR_JOB_NODELIST=* ]] && IFS=, read -ra job_nodes <<<"${entry#*=}"
+	done
+	for i in "${!job_nodes[@]}"; do [[ ${job_nodes[i]} == "$me" ]] && id=$i; done
+	((id >= 0)) || id=0 # run_command: position(...).unwrap_or(0)
+	local step=${SLURM_STEP_ID:-0} n=${#job_nodes[@]}
+	local -a base=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+		"${E[@]}"
+		SPUR_STEP_ID="$step" SLURM_STEP_ID="$step" SPUR_STEPID="$step" SLURM_STEPID="$step"
+		SPUR_STEP_NUM_TASKS="$ntasks" SLURM_STEP_NUM_TASKS="$ntasks" SPUR_NTASKS="$ntasks"
+		SLURM_NTASKS="$ntasks" SPUR_NPROCS="$ntasks" SLURM_NPROCS="$ntasks"
+		SPUR_NODEID="$id" SLURM_NODEID="$id" SPUR_NNODES="$n" SLURM_NNODES="$n"
+		SPUR_JOB_NUM_NODES="$n" SLURM_JOB_NUM_NODES="$n" SPUR_TASK_OFFSET="$offset")
+	for ((k = 0; k < count; k++)); do
+		local -a task=(SPUR_LOCALID="$k" SLURM_LOCALID="$k" SPUR_PROCID=$((offset + k))
+			SLURM_PROCID=$((offset + k)))
+		if ((count > 1)); then
+			task+=(LOCAL_RANK="$k")
+		elif [[ $(spur_fact torch_env) == injected ]]; then
+			task+=(LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 NPROC_PER_NODE=1)
+		fi
+		"${base[@]}" "${task[@]}" "$@" &
+		pids+=($!)
+	done
+	for k in "${pids[@]}"; do
+		st=0
+		wait "$k" || st=$?
+		((st > rc)) && rc=$st
+	done
+	return "$rc"
 }
 
 # ---------------------------------------------------------------- the job env

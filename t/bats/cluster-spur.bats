@@ -477,7 +477,7 @@ spur_submit() {
 # spur #629 (0.11+; lib.sh fact requeue): scontrol requeue puts the job back to PENDING with the
 # same id, the same submit time and no restart count, so the second attempt writes into the first
 # attempt's folder.  Only the second attempt may decide; 0.8's requeue only cancels.
-@test "spur requeue (#629): the same id, no restart count; mad-wait gives the second attempt's verdict, never the first's" {
+@test "spur requeue (#629): the same id, no restart count; mad-wait gives the second attempt's verdict, never the first's; 0.8's requeue cancels" {
 	use_gen 0.12
 	local first second want
 	for first in 1 0; do
@@ -511,6 +511,22 @@ spur_submit() {
 		run head -1 "$run_dir/$jobid/done_rank0"
 		assert_output "$second"
 	done
+	# 0.8's requeue only cancels (spur #629): the job is gone, its marker missing
+	use_gen 0.8
+	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 60\nmad-mark 0\n' >rq8.sh
+	chmod 0755 rq8.sh
+	spur_submit sbatch -o /dev/null rq8.sh
+	for _ in $(seq 60); do
+		[[ $("${spur[@]}" squeue -h -j "$jobid" -o %T) == RUNNING ]] && break
+		sleep 0.5
+	done
+	run "${spur[@]}" scontrol requeue "$jobid"
+	assert_success
+	assert_output "Job $jobid requeued"
+	run "${spur[@]}" mad-wait --timeout 60 --interval 1 --grace 2 "$jobid"
+	echo "$output"
+	assert_failure 2
+	assert_output --partial "the job left the queue (last state CANCELLED) and ranks 0 wrote no marker"
 }
 
 # spur #803 (lib.sh spur_spurd_restart): after a restart of spurd the controller lists the job

@@ -36,8 +36,8 @@ int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, co
 		     char *err, size_t size);
 /* script_rank<RANK> into NAME. */
 void mad_script_name(char *name, size_t size, long rank);
-/* Writes script_rank<RANK>: the job script ran on node RANK (its host
- * and the time).  spur runs a script that launches steps on its first
+/* Writes script_rank<RANK>: the job script started on node RANK (its host
+ * and the time; mad-env, as the script starts).  spur runs a script that launches steps on its first
  * node only, the others hold (design.md §10): mad-wait then expects no
  * marker of a node that never wrote this.  0, or -1 with ERR. */
 int mad_script_leave(const char *job_dir, long rank, char *err, size_t size);

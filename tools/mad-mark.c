@@ -75,7 +75,6 @@ int main(int argc, char **argv)
 	if (*c.job_dir_notes) /* a folder planted under the job's name */
 		tool_error("warning: %s", c.job_dir_notes);
 	if (mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
-	    mad_job_script_ran(&c, err, sizeof(err)) ||
 	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err)) :
 		     mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
 				      sizeof(err))))

@@ -450,6 +450,7 @@ static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
 {
 	cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
 	cJSON *missing = cJSON_AddArrayToObject(o, "missing");
+	cJSON *held = a->held ? cJSON_AddArrayToObject(o, "held") : NULL;
 	cJSON *tasks = cJSON_AddArrayToObject(o, "tasks");
 	long nr = a->expected > 0 ? a->expected : a->nrank;
 
@@ -458,7 +459,9 @@ static void json_attempt(cJSON *o, const struct mad_wait_attempt *a)
 		cJSON *ro;
 
 		if (!k || k->state == MAD_RANK_MISSING || k->state == MAD_RANK_EMPTY) {
-			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)r));
+			/* spur held the node: it never ran the script, owes nothing */
+			cJSON_AddItemToArray(held && k && !k->ran ? held : missing,
+					     cJSON_CreateNumber((double)r));
 			continue;
 		}
 		ro = cJSON_CreateObject();

@@ -350,6 +350,7 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 		j->expected_from = "--nnodes";
 	} else if (has_expected && read_count(j, dirfd, "expected", &j->expected) == 0) {
 		j->expected_from = "the job folder's 'expected' file";
+		j->expected_own = 1;
 	} else if (has_record &&
 		   mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
 		   !stale(j, MAD_RDZV_RECORD, rec.time, -1) && rec.nnodes > 0 &&
@@ -406,6 +407,7 @@ void mad_wait_forget(struct mad_wait_job *j)
 	j->nrank = j->ndone = j->nfailed = j->ntask = j->ntask_failed = 0;
 	j->expected = -1;
 	j->expected_from = NULL;
+	j->expected_own = 0;
 	j->rerun = MAD_RERUN_NONE;
 	j->ready = 0;
 	j->endpoint[0] = '\0';
@@ -455,10 +457,11 @@ static void read_script(struct mad_wait_job *j, int dirfd, long n)
 	char name[32];
 	struct stat st;
 
-	if ((j->expected > 0 && n >= j->expected) || ensure_ranks(j, n + 1) || j->rank[n].ran)
+	if ((j->expected > 0 && n >= j->expected) || (n < j->nrank && j->rank[n].ran))
 		return;
 	mad_script_name(name, sizeof(name), n);
-	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime))
+	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime) ||
+	    ensure_ranks(j, n + 1))
 		return;
 	j->rank[n].ran = 1;
 }
@@ -472,6 +475,7 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 	int changed = 0, has_expected = 0, has_record = 0, rc;
 	long *seen = NULL, nseen = 0, cap = 0, nsorted, tcap;
 	long *ran = NULL, nran = 0, rcap = 0;
+	int oom = 0;
 	char path[sizeof(j->dir)];
 
 	rc = locate(j, j->restart, 0, path, sizeof(path), err, size);
@@ -520,8 +524,10 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 				long *r = realloc(ran, (size_t)(rcap = rcap ? rcap * 2 : 16) *
 							       sizeof(*r));
 
-				if (!r)
+				if (!r) {
+					oom = 1;
 					break;
+				}
 				ran = r;
 			}
 			ran[nran++] = n;
@@ -540,11 +546,19 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		if (nseen == cap) {
 			long *s = realloc(seen, (size_t)(cap = cap ? cap * 2 : 64) * sizeof(*s));
 
-			if (!s)
+			if (!s) {
+				oom = 1;
 				break;
+			}
 			seen = s;
 		}
 		seen[nseen++] = n;
+	}
+	if (oom) {
+		closedir(d);
+		free(seen);
+		free(ran);
+		return mad_error(err, size, "out of memory");
 	}
 	if (j->ntask > nsorted)
 		qsort(j->task, (size_t)j->ntask, sizeof(*j->task), task_order);
@@ -668,6 +682,7 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
 		.restart = j->restart,
 		.dir = j->dir,
 		.expected = j->expected,
+		.held = j->held,
 		.rank = j->rank,
 		.nrank = j->nrank,
 		.task = j->task,

@@ -60,7 +60,8 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	if (e->time_limit > j->time_limit)
 		j->time_limit = e->time_limit;
 	j->array |= e->array;
-	if (e->listing == MAD_LISTING_ACTIVE && waiting_to_run(e->state))
+	/* its time limit's clock is stopped: it counts from the next start */
+	if (e->listing == MAD_LISTING_ACTIVE && !running(e->state))
 		j->clock_from = now;
 	/* the run's clock for --overtime: from the first answer that shows
 	 * it running, never earlier than the run started (design.md §10) */
@@ -267,8 +268,11 @@ static int held_nodes(const struct mad_wait_job *j)
 {
 	long missing = 0;
 
-	if (j->array || j->expected < 2 || j->nrank < j->expected || !j->rank[0].ran ||
-	    j->rank[0].state != MAD_RANK_DONE || j->nfailed)
+	/* the count the job wrote (not --nnodes); not waiting to run again (a
+	 * spur requeue re-runs in the same folder), nor ended as a failure */
+	if (j->array || !j->expected_own || j->expected < 2 || j->nrank < j->expected ||
+	    !j->rank[0].ran || j->rank[0].state != MAD_RANK_DONE || j->nfailed ||
+	    waiting_to_run(j->state) || (mad_state_final(j->state) && strcmp(j->state, "COMPLETED")))
 		return 0;
 	for (long i = 1; i < j->expected; i++) {
 		if (j->rank[i].state == MAD_RANK_DONE)
@@ -367,7 +371,7 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		return verdict(j, MAD_WAIT_GONE);
 	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
 		mad_wait_missing(j, missing, sizeof(missing));
-		if (held_nodes(j)) {
+		if ((j->held = held_nodes(j))) {
 			snprintf(j->reason, sizeof(j->reason),
 				 "rank 0 exited 0; ranks %s never ran the job script (no script_rank file): spur runs a script that launches steps (srun, mpirun, mpiexec) on its first node only, the others hold",
 				 missing);
@@ -574,7 +578,8 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 		if (j->time_limit < 0)
 			unlimited = 1;
 		else if (j->listing != MAD_LISTING_ABSENT) /* a pending job's clock has not started */
-			latest = max2(latest, max2(t->start, j->clock_from) + (double)j->time_limit);
+			latest = max2(latest, max2(max2(t->start, j->clock_from), j->run_from) +
+						      (double)j->time_limit);
 	}
 	/* The limits only shorten the day: a pending job's clock restarts at
 	 * each answer, so without the cap a job pending for ever (or a limit

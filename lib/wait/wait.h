@@ -68,6 +68,7 @@ struct mad_wait_attempt {
 	long restart; /* 0 for the first attempt */
 	const char *dir;
 	long expected;
+	int held; /* its missing ranks without script_rank<N> held (spur): none is owed */
 	const struct mad_rank *rank;
 	long nrank;
 	const struct mad_step_task *task;
@@ -140,6 +141,8 @@ struct mad_wait_job {
 	long restart;
 	long expected; /* markers to expect, -1 until known */
 	const char *expected_from;
+	int expected_own; /* the count is the job folder's 'expected' file's */
+	int held;         /* decided by rank 0: its missing nodes held (spur) */
 	struct mad_rank *rank;
 	long nrank;          /* entries in RANK */
 	long ndone, nfailed; /* ranks DONE; ranks FAILED or INVALID */

@@ -331,6 +331,8 @@ spur_submit() {
 			if ((st == 0)); then
 				assert_success
 				assert_output --partial "rank 0 exited 0; ranks 1-2 never ran the job script"
+				json=$("${spur[@]}" mad-wait --json --quiet --interval 1 --grace 2 "$jobid")
+				python3 -c 'import json, sys; j = json.load(sys.stdin)["jobs"][0]; assert (j["held"], j["missing"]) == ([1, 2], []), j' <<<"$json"
 			else
 				assert_failure 1
 				assert_output --partial "rank 0 failed with exit status 3"

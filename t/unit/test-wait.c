@@ -32,6 +32,14 @@ static const struct mad_wait_cfg ready_cfg = {
 	.ready = 1,
 };
 
+static void unlink_in(const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", run_dir, name);
+	unlink(path);
+}
+
 static void put(const char *name, const char *text)
 {
 	char path[4096];
@@ -810,12 +818,14 @@ TEST(policy_a_requeued_job_gets_its_time_limit_again)
 
 	job_init(&j, 111, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
-	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 10);
-	CHECK(t.deadline == T0 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 10); /* its clock: from here */
+	CHECK(t.deadline == T0 + 10 + 600 + 600 + 60);
 	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 500); /* requeued */
 	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
-	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520); /* its clock: from 500 */
-	CHECK(t.deadline == T0 + 500 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 RUNNING 10\n", T0 + 520); /* from its first running answer */
+	CHECK(t.deadline == T0 + 520 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "111 SUSPENDED 10\n", T0 + 700); /* its clock stops */
+	CHECK(t.deadline == T0 + 700 + 600 + 600 + 60);
 	answer(&t, &j, 1, &cfg, "111 PENDING 10\n", T0 + 86000); /* requeued late */
 	CHECK(t.deadline == T0 + 86400); /* its limit again, but never past the day */
 	mad_wait_job_free(&j);
@@ -996,7 +1006,7 @@ TEST(policy_deadline_from_timeout_or_time_limits)
 	mad_wait_job_init(&j[0], 208, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
 	answer(&t, j, 1, &cfg, "208 RUNNING 0:05\n", T0 + 1);
-	CHECK(t.deadline == T0 + 605 + 60);
+	CHECK(t.deadline == T0 + 1 + 605 + 60); /* from its first running answer */
 	mad_wait_job_free(&j[0]);
 }
 
@@ -1180,16 +1190,16 @@ TEST(lost_a_job_listed_running_past_its_limit_and_the_overtime)
 	mad_wait_timing_init(&t, &cfg, T0);
 	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 10);
 	mad_wait_scan(&j, &cfg, T0 + 10, err, sizeof(err));
-	CHECK(t.deadline == T0 + 600 + 600 + 60);
-	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 1199); /* not yet: 599 s over */
-	CHECK(mad_wait_decide(&j, &cfg, T0 + 1199) == MAD_WAIT_PENDING);
-	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
+	CHECK(t.deadline == T0 + 10 + 600 + 600 + 60);
+	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 1209); /* not yet: 599 s over */
+	CHECK(mad_wait_decide(&j, &cfg, T0 + 1209) == MAD_WAIT_PENDING);
+	s = next_at(&t, &j, 1, &cfg, T0 + 1270);
 	CHECK(s.action == MAD_WAIT_ASK);
-	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 1260);
-	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
+	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 1270);
+	s = next_at(&t, &j, 1, &cfg, T0 + 1270);
 	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE && j.verdict == MAD_WAIT_GONE);
 	CHECK(strstr(j.reason,
-		     "squeue still lists the job RUNNING 650 s past its time limit (600 s") != NULL);
+		     "squeue still lists the job RUNNING 660 s past its time limit (600 s") != NULL);
 	CHECK(strstr(j.reason, "ranks missing: 1: the scheduler has lost it") != NULL);
 	CHECK(strstr(j.reason, "spur #803") != NULL);
 	mad_wait_job_free(&j);
@@ -1198,9 +1208,9 @@ TEST(lost_a_job_listed_running_past_its_limit_and_the_overtime)
 	job_init(&j, 212, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
 	answer(&t, &j, 1, &cfg, "212 RUNNING 10\n", T0 + 10);
-	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1260).action == MAD_WAIT_ASK);
-	mad_wait_unanswered(&t, &j, 1, &cfg, T0 + 1260, "no controller");
-	s = next_at(&t, &j, 1, &cfg, T0 + 1260);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1270).action == MAD_WAIT_ASK);
+	mad_wait_unanswered(&t, &j, 1, &cfg, T0 + 1270, "no controller");
+	s = next_at(&t, &j, 1, &cfg, T0 + 1270);
 	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_TIMEOUT);
 	mad_wait_job_free(&j);
 
@@ -1287,13 +1297,16 @@ TEST(lost_the_limits_deadline_is_asked_at_again_when_it_moves)
 	job_init(&j, 215, run_dir);
 	mad_wait_timing_init(&t, &cfg, T0);
 	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 10);
-	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1260).action == MAD_WAIT_ASK);
-	answer(&t, &j, 1, &cfg, "215 PENDING 10\n", T0 + 1260); /* requeued: a new deadline */
-	CHECK(t.deadline == T0 + 1260 + 1260);
+	CHECK(t.deadline == T0 + 10 + 1260);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 1270).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "215 PENDING 10\n", T0 + 1270); /* requeued: a new deadline */
+	CHECK(t.deadline == T0 + 1270 + 1260);
 	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 1300);
-	CHECK(next_at(&t, &j, 1, &cfg, T0 + 2520).action == MAD_WAIT_ASK);
-	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 2520);
-	s = next_at(&t, &j, 1, &cfg, T0 + 2520);
+	CHECK(t.deadline == T0 + 1300 + 1260);
+	t.next_queue = T0 + 9999; /* only the deadline asks */
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 2560).action == MAD_WAIT_ASK);
+	answer(&t, &j, 1, &cfg, "215 RUNNING 10\n", T0 + 2560);
+	s = next_at(&t, &j, 1, &cfg, T0 + 2560);
 	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_GONE);
 	mad_wait_job_free(&j);
 }
@@ -1332,6 +1345,28 @@ TEST(held_a_spur_node_that_never_ran_the_script_owes_no_marker)
 	CHECK(mad_wait_decide(&j, &c, T0 + 403) == MAD_WAIT_GONE);
 	CHECK(strstr(j.reason, "ranks 1-2 wrote no marker") != NULL);
 	mad_wait_job_free(&j);
+
+	/* not when the count is --nnodes's, the job waits to run again (a spur
+	 * requeue, the same folder), or it ended in a failed state */
+	for (int k = 0; k < 3; k++) {
+		struct mad_wait_cfg ck = c;
+		struct mad_queue_entry e = { .id = 216, .listing = MAD_LISTING_ACTIVE };
+
+		ck.nnodes = k == 0 ? 3 : -1;
+		job_init(&j, 216, run_dir);
+		unlink_in("216/script_rank2");
+		mad_wait_scan(&j, &ck, T0, err, sizeof(err));
+		snprintf(e.state, sizeof(e.state), "%s", k == 1 ? "PENDING" : "RUNNING");
+		if (k == 2) {
+			e.listing = MAD_LISTING_ENDED;
+			snprintf(e.state, sizeof(e.state), "NODE_FAIL");
+		}
+		mad_wait_observe(&j, &e, &ck, T0, T0 + 399);
+		for (int i = 0; i < 3; i++)
+			mad_wait_observe(&j, &absent, &ck, T0, T0 + 400 + i);
+		CHECK(mad_wait_decide(&j, &ck, T0 + 403) != MAD_WAIT_OK);
+		mad_wait_job_free(&j);
+	}
 
 	/* rank 0 never said it ran the script (SLURM, an older writer): as before */
 	job_init(&j, 217, run_dir);

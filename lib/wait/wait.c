@@ -369,14 +369,17 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 	}
 	if (overdue(j, cfg))
 		return verdict(j, MAD_WAIT_GONE);
+	/* no grace: a node that never started the script writes nothing
+	 * late, and one that did wrote its script_rank when it started */
+	if (j->gone_polls >= cfg->gone_polls && (j->held = held_nodes(j))) {
+		mad_wait_missing(j, missing, sizeof(missing));
+		snprintf(j->reason, sizeof(j->reason),
+			 "rank 0 exited 0; ranks %s never ran the job script (no script_rank file): spur runs a script that launches steps (srun, mpirun, mpiexec) on its first node only, the others hold",
+			 missing);
+		return verdict(j, MAD_WAIT_OK);
+	}
 	if (j->gone_polls >= cfg->gone_polls && now - j->gone_since >= cfg->grace) {
 		mad_wait_missing(j, missing, sizeof(missing));
-		if ((j->held = held_nodes(j))) {
-			snprintf(j->reason, sizeof(j->reason),
-				 "rank 0 exited 0; ranks %s never ran the job script (no script_rank file): spur runs a script that launches steps (srun, mpirun, mpiexec) on its first node only, the others hold",
-				 missing);
-			return verdict(j, MAD_WAIT_OK);
-		}
 		if (!j->dir_seen)
 			snprintf(j->reason, sizeof(j->reason),
 				 "the job left the queue%s%s%s and its folder '%.600s' never appeared "

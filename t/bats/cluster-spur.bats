@@ -326,10 +326,12 @@ spur_submit() {
 		for st in 0 3; do
 			spur_submit sbatch --nodes=3 -o /dev/null --wrap \
 				"eval \"\$(mad-env)\"; if false; then srun true; fi; mad-mark $st; exit $st"
-			run "${spur[@]}" mad-wait --interval 1 --grace 2 "$jobid"
-			echo "$output"
+			SECONDS=0
+			run "${spur[@]}" mad-wait --interval 1 "$jobid" # the default grace: 60 s
+			echo "$output (${SECONDS} s)"
 			if ((st == 0)); then
 				assert_success
+				((SECONDS < 45)) # decided once the job is gone, not after the grace
 				assert_output --partial "rank 0 exited 0; ranks 1-2 never ran the job script"
 				json=$("${spur[@]}" mad-wait --json --quiet --interval 1 --grace 2 "$jobid")
 				python3 -c 'import json, sys; j = json.load(sys.stdin)["jobs"][0]; assert (j["held"], j["missing"]) == ([1, 2], []), j' <<<"$json"

@@ -340,6 +340,7 @@ spur_submit() {
 				assert_output --partial "rank 0 failed with exit status 3"
 			fi
 			[[ -e $run_dir/$jobid/script_rank0 && ! -e $run_dir/$jobid/script_rank1 ]]
+			wait_gone "$jobid" # a failure is decided while the job may still be listed
 		done
 	done
 }
@@ -381,6 +382,7 @@ spur_submit() {
 			# the other task cannot tell: the job's ids, rank 0's address on n1
 			grep -q '^subset n4 rank=1 node=3 nnodes=4 ' "steps-$jobid.out"
 		fi
+		wait_gone "$jobid" # a failure is decided while the job may still be listed
 	done
 }
 
@@ -520,10 +522,7 @@ spur_submit() {
 	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 60\nmad-mark 0\n' >rq8.sh
 	chmod 0755 rq8.sh
 	spur_submit sbatch -o /dev/null rq8.sh
-	for _ in $(seq 60); do
-		[[ $("${spur[@]}" squeue -h -j "$jobid" -o %T) == RUNNING ]] && break
-		sleep 0.5
-	done
+	wait_lines "$run_dir/$jobid/expected" 1 # its mad-env ran: the job is under way
 	run "${spur[@]}" scontrol requeue "$jobid"
 	assert_success
 	assert_output "Job $jobid requeued"

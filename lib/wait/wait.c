@@ -268,11 +268,12 @@ static int held_nodes(const struct mad_wait_job *j)
 {
 	long missing = 0;
 
-	/* the count the job wrote (not --nnodes); not waiting to run again (a
-	 * spur requeue re-runs in the same folder), nor ended as a failure */
+	/* the count the job wrote (not --nnodes), and no end the scheduler
+	 * calls a failure.  Last seen pending is allowed, as for a job whose
+	 * markers are all there: a short job runs between two answers */
 	if (j->array || !j->expected_own || j->expected < 2 || j->nrank < j->expected ||
 	    !j->rank[0].ran || j->rank[0].state != MAD_RANK_DONE || j->nfailed ||
-	    waiting_to_run(j->state) || (mad_state_final(j->state) && strcmp(j->state, "COMPLETED")))
+	    (mad_state_final(j->state) && strcmp(j->state, "COMPLETED")))
 		return 0;
 	for (long i = 1; i < j->expected; i++) {
 		if (j->rank[i].state == MAD_RANK_DONE)

@@ -263,8 +263,9 @@ void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait
  *   jobs' time limits may only shorten, to the latest end plus
  *   cfg->overtime plus the grace (at least 60 s from the start; squeue is
  *   asked once more at that deadline, so a job still listed running there
- *   is found lost, not timed out; a job's clock starts at the
- *   last answer that showed it pending, so a requeued attempt gets its
+ *   is found lost, not timed out; a job's clock starts at the first
+ *   answer that listed it running (again after a pending, suspended or
+ *   configuring one), so a requeued attempt gets its
  *   limit again, but never past the day; an unlimited job keeps the day);
  * - every undecided job goes into one squeue call per interval;
  * - a failed marker is asked about at once (is the job requeued?), unless

@@ -111,7 +111,7 @@ states_default() { # TEXT VALUE
 }
 
 @test "every --mad-X a document names is an option" {
-	mentioned=$(cd "$src" && sed 's/\\-/-/g' README.md NEWS DEVELOPERS.md doc/* contrib/plugstack.conf.d/* t/README.md |
+	mentioned=$(cd "$src" && sed 's/\\-/-/g' README.md NEWS CONTRIBUTING.md doc/* contrib/plugstack.conf.d/* t/README.md |
 		grep -oE -- '--mad-[a-z][a-z-]*[a-z]' | sed 's/^--mad-//' | sort -u)
 	[[ -n $mentioned ]]
 	run comm -23 <(echo "$mentioned") <(option_names)

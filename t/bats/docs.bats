@@ -4,8 +4,10 @@
 # (t/README.md, "Facts kept in one place"): the options (lib/options.c
 # defs[]) in mad.8, mad-env.1, design.md §4 and the plugstack snippet; the
 # auto port (lib/contract.c choose_port, run through mad-env) in design.md §6
-# and the snippet; mad-wait's exit codes (its --help) in mad-wait.1; the
-# tested SLURM releases (t/suite) in the README and mad.8.
+# and the snippet; mad-wait's exit codes (its --help) in mad-wait.1 and the
+# README, its JSON fields (tools/mad-wait.c) in the README's example; the
+# variables every task sees (design.md §3) in the README; the tested SLURM
+# releases (t/suite) in the README's tables, its opening line and mad.8.
 
 setup() {
 	load ../lib.sh
@@ -146,11 +148,70 @@ states_default() { # TEXT VALUE
 	assert_equal "$documented" "$codes"
 }
 
+# The README's section (## or ###) whose heading starts with TITLE, up to the next heading.
+readme_section() { # TITLE
+	awk -v t="$1" '/^##+ / { h = $0; sub(/^#+ /, "", h); on = index(h, t) == 1; next } on' "$src/README.md"
+}
+
+@test "the README's mad-wait exit codes are the ones mad-wait --help lists" {
+	codes=$(mad-wait --help | sed -n '/^Exit:/,$p' | grep -oE '(^|; |: |\n)[0-9]+ ' | grep -oE '[0-9]+' | sort -n | tr '\n' ' ')
+	[[ -n $codes ]]
+	listed=$(readme_section 'For pipeline authors' | grep -oE '^\| [0-9]+ \|' | grep -oE '[0-9]+' | sort -n | tr '\n' ' ')
+	assert_equal "$listed" "$codes"
+}
+
+@test "the README's mad-wait --json example is JSON, with only the fields mad-wait writes" {
+	example=$(readme_section 'For pipeline authors' | awk '/^```json/ { on = 1; next } /^```/ { on = 0 } on')
+	[[ -n $example ]]
+	require python3 "Debian package python3: reading the README's JSON"
+	python3 -c 'import json, sys; json.load(sys.stdin)' <<<"$example"
+	written=$(grep -oE 'cJSON_Add[A-Za-z]+ToObject\([a-z]+, "[a-z_]+"' "$src/tools/mad-wait.c" | sed -E 's/.*"([a-z_]+)"$/\1/' | sort -u)
+	used=$(grep -oE '"[a-z_]+":' <<<"$example" | tr -d '":' | sort -u)
+	run comm -23 <(echo "$used") <(echo "$written")
+	assert_output ''
+}
+
+@test "the README's table of what every task sees names design.md §3's variables, level by level" {
+	# design.md §3: the node table's rows (first name of each), the process table's
+	# shellcheck disable=SC2016 # backquotes, not a command
+	node=$(awk '/^## §3 /, /^## §4 /' "$src/doc/design.md" | awk '/^\*\*Node level/ { on = 1 } /^\*\*Process level/ { on = 0 } on' |
+		grep -oE '^\| `[A-Z_]+`' | grep -oE '[A-Z_]+' | sort)
+	# shellcheck disable=SC2016 # backquotes, not a command
+	process=$(awk '/^## §3 /, /^## §4 /' "$src/doc/design.md" | awk '/^\*\*Process level/ { on = 1 } on && /^$/ && n++ { exit } on' |
+		grep -oE '^\| `[A-Z_]+`' | grep -oE '[A-Z_]+' | sort)
+	[[ -n $node && -n $process ]]
+	section=$(readme_section 'For ML engineers')
+	diff <(grep -E '^\| node \|' <<<"$section" | cut -d'|' -f3 | grep -oE '[A-Z_]+' | sort) <(echo "$node")
+	diff <(grep -E '^\| process \|' <<<"$section" | cut -d'|' -f3 | grep -oE '[A-Z_]+' | sort) <(echo "$process")
+}
+
+@test "the README's launch shapes: t/suite's releases, spur's generations, and files t/suite runs on every release" {
+	table=$(readme_section 'For ML engineers' | awk '/^\*\*Launch shapes/ { on = 1 } on && /^\| / { print } on && /^$/ && n++ { exit }')
+	[[ -n $table ]]
+	header=$(head -n 1 <<<"$table")
+	releases=$(sed -n 's/^releases=//p' "$src/t/suite" | tr ',' ' ')
+	assert_equal "$(cut -d'|' -f3 <<<"$header" | grep -oE '[0-9]+\.[0-9]+' | tr '\n' ' ' | sed 's/ $//')" "$releases"
+	gens=$(sed -n 's/^# fact  *\([0-9.]*\)  *\([0-9.]*\) .*/\1 \2/p' "$src/t/spur/lib.sh")
+	[[ -n $gens ]]
+	assert_equal "$(cut -d'|' -f4 <<<"$header" | grep -oE '[0-9]+\.[0-9]+' | tr '\n' ' ' | sed 's/ $//')" "$gens"
+	# every file a row names exists and runs on every release (release_tests in
+	# t/suite), and a spur ✓ is tested in cluster-spur.bats, which runs both generations
+	every=" $(sed -n '/^release_tests=(/,/)/p' "$src/t/suite" | tr -d '()' | sed 's/release_tests=//' | tr -s ' \t\n' ' ') "
+	files=$(tail -n +3 <<<"$table" | awk -F'|' '{ print $(NF - 1) }' | grep -oE 'cluster[a-z-]*' | sort -u)
+	[[ -n $files ]]
+	for f in $files; do
+		[[ -e $src/t/bats/$f.bats ]] || { echo "README names $f, which does not exist"; false; }
+		[[ $every == *" $f "* ]] || { echo "README names $f, which t/suite does not run on every release"; false; }
+	done
+	run awk -F'|' 'NR > 2 && $4 ~ /✓/ && $(NF - 1) !~ /cluster-spur/ { print "spur ✓ without cluster-spur: " $0 }' <<<"$table"
+	assert_output ''
+}
+
 @test "the README and mad.8 name the releases t/suite tests, with the same versions" {
 	releases=$(sed -n 's/^releases=//p' "$src/t/suite" | tr ',' '\n' | sort -V | tr '\n' ' ')
 	[[ -n $releases ]]
 	# README: the table under "SLURM releases" (X.Y.Z per row), and the opening line
-	table=$(awk '/^## SLURM releases/, /^## What/' "$src/README.md" | grep -oE '^\| [0-9]+\.[0-9]+\.[0-9]+ ' | grep -oE '[0-9.]+' | sort -V)
+	table=$(readme_section 'SLURM releases' | grep -oE '^\| [0-9]+\.[0-9]+\.[0-9]+ ' | grep -oE '[0-9.]+' | sort -V)
 	assert_equal "$(sed -E 's/\.[0-9]+$//' <<<"$table" | tr '\n' ' ')" "$releases"
 	opening=$(grep -m1 -oE 'stock SLURM [0-9][0-9., and]+' "$src/README.md" | grep -oE '[0-9]+\.[0-9]+' | sort -V | tr '\n' ' ')
 	assert_equal "$opening" "$releases"

@@ -620,8 +620,11 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 				tool_error("%s", err);
 				return -1;
 			}
-			mad_follow_init(&fl->files[fl->nfiles], path, per ? r : -1);
-			fl->files[fl->nfiles++].off = 0;
+			if (mad_follow_init(&fl->files[fl->nfiles], path, per ? r : -1)) {
+				tool_error("out of memory following the output");
+				return -1;
+			}
+			fl->nfiles++;
 		}
 	}
 	fl->ready = 1;
@@ -634,6 +637,7 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 	struct strbuf lines = STRBUF_INIT;
 	long k = 0;
 	FILE *out = c->json ? stderr : stdout;
+	char err[MAD_ERR_MAX];
 
 	if (!fl->ready)
 		return;
@@ -644,11 +648,23 @@ static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wai
 		long count = mad_follow_per_rank(pat) ? jobs[i].expected : 1;
 
 		for (long r = 0; r < count && k < fl->nfiles; r++, k++) {
-			mad_follow_poll(&fl->files[k], jobs[i].id, &lines, flush);
-			if (lines.len) {
-				fwrite(lines.buf, 1, lines.len, out);
-				sb_reset(&lines);
-			}
+			long left = MAD_FOLLOW_POLL_MAX;
+			ssize_t got;
+
+			/* a bounded amount per file and poll, in chunks written out
+			 * one by one: memory and time stay bounded whatever the
+			 * file holds (a link to /dev/zero, a sparse file) */
+			do {
+				got = mad_follow_poll(&fl->files[k], jobs[i].id, &lines, flush,
+						      MAD_FOLLOW_CHUNK, err, sizeof(err));
+				if (got < 0)
+					tool_error("%s", err);
+				if (lines.len) {
+					fwrite(lines.buf, 1, lines.len, out);
+					sb_reset(&lines);
+				}
+				left -= got;
+			} while (got == MAD_FOLLOW_CHUNK && left > 0 && !lines.failed);
 		}
 	}
 	if (lines.failed)
@@ -726,10 +742,12 @@ int main(int argc, char **argv)
 				}
 			}
 			watch_jobs(&w, jobs, n);
-			mad_wait_scanned(&t, &c.cfg, now);
 			if (follow_setup(&c, &fl, jobs, n))
 				mad_wait_end(&t, jobs, n, MAD_WAIT_USAGE, "");
 			follow_poll(&c, &fl, jobs, n, 0);
+			/* from the end of the reads: reads slower than the scan
+			 * period still leave time to decide and to time out */
+			mad_wait_scanned(&t, &c.cfg, mad_monotonic());
 			continue;
 		case MAD_WAIT_ASK:
 			k = mad_wait_queue_ids(jobs, n, entries);

@@ -350,3 +350,62 @@ poll_cost() {
 	((opens < 1024 + 150))
 	((reads >= 6 * 2))
 }
+
+# mad-wait --follow=PATTERN on job 90 (listed running) with --timeout 3, in
+# the test's folder, output in $BATS_TEST_TMPDIR/out: $rc, $rss (kB, peak)
+# and $wall (s), by /usr/bin/time.
+follow_for_3s() { # pattern
+	printf '90 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	rc=0
+	# killed at 20 s (exit 137), if it does not end itself
+	(cd "$BATS_TEST_TMPDIR" && /usr/bin/time -o "$BATS_TEST_TMPDIR/time" -f '%M %e' \
+		timeout -s KILL 20 mad-wait -d "$run_dir" -q --timeout 3 --follow="$1" 90 \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err") || rc=$?
+	# its last line (a failure is said on one before)
+	read -r rss wall < <(tail -1 "$BATS_TEST_TMPDIR/time")
+	echo "--follow=$1: exit $rc, peak RSS $rss kB, $wall s, $(wc -c <"$BATS_TEST_TMPDIR/out") bytes out"
+	cat "$BATS_TEST_TMPDIR/err"
+}
+
+@test "--follow is bounded: an output linked to /dev/zero or a sparse 3 GB file ends by --timeout, memory bounded" {
+	require /usr/bin/time "measures the peak RSS (Debian package time)"
+	expect 90 1
+	# the same wait over an empty output: what the program costs anyway
+	: >"$BATS_TEST_TMPDIR/empty.out"
+	follow_for_3s empty.out
+	[[ $rc == 124 ]]
+	base=$rss
+	# a link to a device is not read, and said so once
+	ln -s /dev/zero "$BATS_TEST_TMPDIR/slurm-90.out"
+	follow_for_3s 'slurm-%j.out'
+	[[ $rc == 124 ]]
+	(($(grep -c "'slurm-90.out' is a character device: not read" "$BATS_TEST_TMPDIR/err") == 1))
+	[[ ! -s $BATS_TEST_TMPDIR/out ]]
+	((rss < base + 16384))
+	((${wall%.*} < 5)) # within 2 s of the timeout
+	# a regular file is read, at most 1 MiB per poll: the wait still ends on time
+	truncate -s 3G "$BATS_TEST_TMPDIR/sparse-90.out"
+	follow_for_3s 'sparse-%j.out'
+	[[ $rc == 124 ]]
+	refute grep -q "out of memory" "$BATS_TEST_TMPDIR/err"
+	[[ $(head -c 9 "$BATS_TEST_TMPDIR/out") == '[job 90] ' ]]
+	((rss < base + 16384))
+	((${wall%.*} < 5))
+}
+
+@test "--follow reads regular files only: a FIFO and a folder are named once and never read" {
+	expect 91 3
+	printf '91 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	printf 'hello from 0\npartial' >"$BATS_TEST_TMPDIR/out-0"
+	mkfifo "$BATS_TEST_TMPDIR/out-1"
+	mkdir "$BATS_TEST_TMPDIR/out-2"
+	(sleep 1.5; for r in 0 1 2; do marker 91 "$r" '0\n'; done) &
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr timeout 20 mad-wait -d "$run_dir" -q --follow='out-%r' 91
+	echo "$output"
+	echo "$stderr"
+	assert_success
+	assert_output "$(printf '[rank 0] hello from 0\n[rank 0] partial')"
+	(($(grep -c "'out-1' is a FIFO: not read" <<<"$stderr") == 1))
+	(($(grep -c "'out-2' is a folder: not read" <<<"$stderr") == 1))
+}

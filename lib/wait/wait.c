@@ -37,8 +37,10 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	}
 	if (e->listing != MAD_LISTING_ABSENT && e->submitted >= 0 &&
 	    (j->submitted < 0 || e->submitted < j->submitted)) {
+		/* the first submit time bounds what a run writes as it starts
+		 * ('expected', ...), which nothing bounded before (scan.c) */
+		again |= j->submitted < 0 || e->submitted > bound;
 		j->submitted = e->submitted;
-		again |= j->submitted > bound;
 	}
 	/* The start of the run shown (design.md §15): files before it are an
 	 * earlier run's.  Only a run with the submit time first shown: spur

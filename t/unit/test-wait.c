@@ -186,6 +186,40 @@ TEST(trust_no_marker_decides_before_squeue_lists_the_job)
 	mad_wait_job_free(&j);
 }
 
+/* What a run writes as it starts ('expected') is held to the submit time
+ * only, never to the wait's start: a job that started before the wait and
+ * ends within it is decided by its markers while squeue never answers. */
+TEST(trust_the_count_written_at_the_start_counts_before_squeue_answers)
+{
+	struct mad_wait_job j;
+	struct mad_queue_entry e;
+	char err[512], text[64];
+
+	mad_wait_job_init(&j, 315, run_dir);
+	j.wait_start += 100; /* the job started well before the wait */
+	mkjob("315");
+	put("315/expected", "1\n");
+	snprintf(text, sizeof(text), "0\ntime=%ld\n", j.wait_start + 5); /* ended within it */
+	put("315/done_rank0", text);
+	CHECK(mad_wait_scan(&j, &cfg, 0, err, sizeof(err)) == 1);
+	CHECK(j.expected == 1 && mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_OK);
+	mad_wait_job_free(&j);
+	/* once squeue says when the job was submitted, the count is held to it:
+	 * one written before is an earlier job's, read again and passed over */
+	mad_wait_job_init(&j, 315, run_dir);
+	j.wait_start += 100;
+	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+	CHECK(j.expected == 1);
+	e = listed(315, (long)getuid(), j.wait_start - 50);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	CHECK(j.expected == -1);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(j.expected == -1 && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
+	CHECK(strstr(j.ignored, "ignored expected in ") != NULL);
+	CHECK(strstr(j.ignored, "before the job was submitted") != NULL);
+	mad_wait_job_free(&j);
+}
+
 TEST(trust_a_marker_older_than_the_job_is_an_earlier_jobs)
 {
 	struct mad_wait_job j;
@@ -1393,6 +1427,7 @@ int main(void)
 	RUN(ready_a_job_that_ends_first_fails_at_once);
 	RUN(markers_decide);
 	RUN(trust_no_marker_decides_before_squeue_lists_the_job);
+	RUN(trust_the_count_written_at_the_start_counts_before_squeue_answers);
 	RUN(trust_a_marker_older_than_the_job_is_an_earlier_jobs);
 	RUN(trust_a_planted_folder_is_passed_over_and_named);
 	RUN(empty_and_garbage_markers);

@@ -68,8 +68,9 @@ static const char usage[] =
 	"\n"
 	"Exit: 0 all ranks exited 0; 1 a rank failed; 2 a job left the queue with\n"
 	"markers missing, or is listed running --overtime past its time limit; 3 the\n"
-	"scheduler could not be asked; 64 usage; 124 timeout; 130 interrupted (the jobs\n"
-	"are left alone).\n";
+	"scheduler could not be asked, or cannot say whose job it is (a user this host\n"
+	"cannot resolve, clusters that disagree); 64 usage; 124 timeout; 130 interrupted\n"
+	"(the jobs are left alone).\n";
 
 struct cli {
 	const char *run_dir, *run_dir_from, *follow;

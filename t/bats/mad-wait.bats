@@ -166,6 +166,39 @@ expect() { # job count
 	assert_output --partial "rank 0 failed with exit status 7: disk full"
 }
 
+@test "whose job it is: a user this host cannot resolve, or rows that disagree, end the wait with exit 3; a numeric user is a uid" {
+	local ghost=mad-no-such-user-$$ long_ago=2000-01-01T00:00:00
+	if getent passwd "$ghost"; then false; fi
+	expect 35 1
+	marker 35 0 '0\n'
+	# the job's folder and markers are there, but whose job is it?
+	printf '35 RUNNING 10 %s %s N/A\n' "$ghost" "$long_ago" >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 35
+	assert_failure 3
+	assert_output --partial "mad-wait: job 35: squeue names its user '$ghost', whom this host cannot resolve (getpwnam): no such user"
+	# a number is the uid SLURM could not name: files of another uid do not count
+	printf '35 RUNNING 10 4321 %s N/A\n' "$long_ago" >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 3 35
+	assert_failure 124
+	assert_output --partial "not the job's user (uid 4321)"
+	printf '35 RUNNING 10 %s %s N/A\n' "$(id -u)" "$long_ago" >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 35
+	assert_success
+	# several clusters answering (SLURM_CLUSTERS, -M): two users, two submit times
+	printf '35 RUNNING 10 %s %s N/A\n35 PENDING 10 root %s N/A\n' "$(id -un)" "$long_ago" "$long_ago" \
+		>"$BATS_TEST_TMPDIR/queue"
+	[[ $(id -un) != root ]] || sed -i '2s/ root / daemon /' "$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 35
+	assert_failure 3
+	assert_output --regexp "mad-wait: job 35: squeue lists it under two users, '$(id -un)' and '(root|daemon)': several clusters answering"
+	printf '35 RUNNING 10 %s %s N/A\n35 RUNNING 10 %s 2001-01-01T00:00:00 N/A\n' "$(id -un)" "$long_ago" "$(id -un)" \
+		>"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 --json 35
+	assert_failure 3
+	assert_output --partial "squeue lists 35 twice, submitted at $long_ago and at 2001-01-01T00:00:00: several clusters answering"
+	assert_output --partial '"verdict":	"unknown"'
+}
+
 @test "a job gone from the queue is confirmed over several polls, then exit 2 naming the missing ranks" {
 	expect 40 3
 	marker 40 1 '0\n'

@@ -442,3 +442,26 @@ follow_for_3s() { # pattern
 	(($(grep -c "'out-1' is a FIFO: not read" <<<"$stderr") == 1))
 	(($(grep -c "'out-2' is a folder: not read" <<<"$stderr") == 1))
 }
+
+@test "--follow's default pattern waits for squeue to say whether the job is an array (slurm-%A_%a.out)" {
+	expect 92 2
+	# squeue fails its first call, then lists the array's two tasks
+	mv "$bin/squeue" "$bin/squeue.real"
+	cat >"$bin/squeue" <<-EOF
+		#!/bin/sh
+		[ -e "$BATS_TEST_TMPDIR/asked" ] || { : >"$BATS_TEST_TMPDIR/asked"; echo "squeue: error: down" >&2; exit 1; }
+		exec "$bin/squeue.real" "\$@"
+	EOF
+	chmod +x "$bin/squeue"
+	printf '92_0 RUNNING 10\n92_1 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	cd "$BATS_TEST_TMPDIR"
+	echo 'hello from 0' >slurm-92_0.out
+	echo 'hello from 1' >slurm-92_1.out
+	(sleep 4; marker 92 0 '0\n'; marker 92 1 '0\n') &
+	run --separate-stderr timeout 30 mad-wait -d "$run_dir" -q --interval 1 --follow 92
+	echo "exit $status: $output"
+	echo "$stderr"
+	assert_success
+	assert_line '[rank 0] hello from 0'
+	assert_line '[rank 1] hello from 1'
+}

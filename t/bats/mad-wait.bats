@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mad-wait on fake run folders with a fake squeue first on PATH (the cluster
 # tests use real jobs): usage, finding the run folder, bad markers, several
-# jobs, Ctrl-C, requeued attempts, step tasks, and the cost of a poll over
-# 1,024 ranks and over a step of 1,024 tasks.
+# jobs, whose job it is, Ctrl-C, requeued attempts, step tasks, the cost of
+# a poll over 1,024 ranks and over a step of 1,024 tasks, and --follow's
+# bounds (memory, time, and what it reads).
 
 bats_require_minimum_version 1.5.0
 

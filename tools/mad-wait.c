@@ -68,8 +68,9 @@ static const char usage[] =
 	"\n"
 	"Exit: 0 all ranks exited 0; 1 a rank failed; 2 a job left the queue with\n"
 	"markers missing, or is listed running --overtime past its time limit; 3 the\n"
-	"scheduler could not be asked; 64 usage; 124 timeout; 130 interrupted (the jobs\n"
-	"are left alone).\n";
+	"scheduler could not be asked, or cannot say whose job it is (a user this host\n"
+	"cannot resolve, clusters that disagree); 64 usage; 124 timeout; 130 interrupted\n"
+	"(the jobs are left alone).\n";
 
 struct cli {
 	const char *run_dir, *run_dir_from, *follow;
@@ -581,38 +582,43 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 
 /* ------------------------------------------------------------ following */
 
+/* Each job's output files, set up once its pattern and rank count are
+ * known; the one buffer of followed lines, reused. */
 struct follower {
-	struct mad_follow_file *files;
-	long nfiles;
-	int ready; /* files set up (the rank count is known) */
+	struct mad_follow_file *files[JOBS_MAX];
+	long nfiles[JOBS_MAX];
+	int ready[JOBS_MAX];
+	struct strbuf lines;
 };
+
+/* The pattern of job J: the default needs squeue's word on whether J is an
+ * array (slurm-%A_%a.out), so NULL until squeue listed it. */
+static const char *follow_pattern(const struct cli *c, const struct mad_wait_job *j)
+{
+	if (c->follow)
+		return c->follow;
+	if (!j->witnessed)
+		return NULL;
+	return j->array ? "slurm-%A_%a.out" : "slurm-%j.out";
+}
 
 static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n)
 {
-	long total = 0;
 	char err[MAD_ERR_MAX];
 
-	if (!c->following || fl->ready)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		const char *pat = c->follow     ? c->follow :
-				  jobs[i].array ? "slurm-%A_%a.out" :
-						  "slurm-%j.out";
+	for (int i = 0; i < n && c->following; i++) {
+		const char *pat = follow_pattern(c, &jobs[i]);
+		long per, count;
 
-		if (mad_follow_per_rank(pat) && jobs[i].expected < 0)
-			return 0; /* not yet: wait for the rank count */
-		total += mad_follow_per_rank(pat) ? jobs[i].expected : 1;
-	}
-	fl->files = calloc((size_t)total, sizeof(*fl->files));
-	if (!fl->files)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		const char *pat = c->follow     ? c->follow :
-				  jobs[i].array ? "slurm-%A_%a.out" :
-						  "slurm-%j.out";
-		long per = mad_follow_per_rank(pat);
-		long count = per ? jobs[i].expected : 1;
-
+		if (fl->ready[i] || !pat || (mad_follow_per_rank(pat) && jobs[i].expected < 0))
+			continue; /* not yet: wait for squeue, or for the rank count */
+		per = mad_follow_per_rank(pat);
+		count = per ? jobs[i].expected : 1;
+		fl->files[i] = calloc((size_t)count, sizeof(*fl->files[i]));
+		if (!fl->files[i]) {
+			tool_error("out of memory following the output");
+			return -1;
+		}
 		for (long r = 0; r < count; r++) {
 			char path[4096];
 
@@ -620,41 +626,59 @@ static int follow_setup(const struct cli *c, struct follower *fl, struct mad_wai
 				tool_error("%s", err);
 				return -1;
 			}
-			mad_follow_init(&fl->files[fl->nfiles], path, per ? r : -1);
-			fl->files[fl->nfiles++].off = 0;
+			if (mad_follow_init(&fl->files[i][r], path, per ? r : -1)) {
+				tool_error("out of memory following the output");
+				return -1;
+			}
+			fl->nfiles[i]++;
 		}
+		fl->ready[i] = 1;
 	}
-	fl->ready = 1;
 	return 0;
 }
 
 static void follow_poll(const struct cli *c, struct follower *fl, struct mad_wait_job *jobs, int n,
 			int flush)
 {
-	struct strbuf lines = STRBUF_INIT;
-	long k = 0;
 	FILE *out = c->json ? stderr : stdout;
+	char err[MAD_ERR_MAX];
 
-	if (!fl->ready)
-		return;
 	for (int i = 0; i < n; i++) {
-		const char *pat = c->follow     ? c->follow :
-				  jobs[i].array ? "slurm-%A_%a.out" :
-						  "slurm-%j.out";
-		long count = mad_follow_per_rank(pat) ? jobs[i].expected : 1;
+		for (long k = 0; k < fl->nfiles[i]; k++) {
+			long left = MAD_FOLLOW_POLL_MAX;
+			ssize_t got;
 
-		for (long r = 0; r < count && k < fl->nfiles; r++, k++) {
-			mad_follow_poll(&fl->files[k], jobs[i].id, &lines, flush);
-			if (lines.len) {
-				fwrite(lines.buf, 1, lines.len, out);
-				sb_reset(&lines);
-			}
+			/* a bounded amount per file and poll, in chunks written out
+			 * one by one: memory and time stay bounded whatever the
+			 * file holds (a link to /dev/zero, a sparse file) */
+			do {
+				got = mad_follow_poll(&fl->files[i][k], jobs[i].id, &fl->lines,
+						      flush, MAD_FOLLOW_CHUNK, err, sizeof(err));
+				if (got < 0)
+					tool_error("%s", err);
+				if (fl->lines.len) {
+					fwrite(fl->lines.buf, 1, fl->lines.len, out);
+					sb_reset(&fl->lines);
+				}
+				left -= got > 0 ? got : 0;
+			} while (got == MAD_FOLLOW_CHUNK && left > 0 && !fl->lines.failed);
 		}
 	}
-	if (lines.failed)
+	if (fl->lines.failed) {
 		tool_error("out of memory following the output");
+		sb_free(&fl->lines); /* and the failure: the next poll tries again */
+	}
 	fflush(out);
-	sb_free(&lines);
+}
+
+static void follow_free(struct follower *fl, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (long k = 0; k < fl->nfiles[i]; k++)
+			mad_follow_close(&fl->files[i][k]);
+		free(fl->files[i]);
+	}
+	sb_free(&fl->lines);
 }
 
 /* ------------------------------------------------------------ main loop */
@@ -665,7 +689,7 @@ int main(int argc, char **argv)
 	static struct mad_queue_entry entries[JOBS_MAX];
 	struct cli c;
 	struct watch w;
-	struct follower fl = { NULL, 0, 0 };
+	static struct follower fl = { .lines = STRBUF_INIT };
 	struct mad_wait_timing t;
 	struct sigaction sa;
 	char from[4200], err[MAD_ERR_MAX];
@@ -726,10 +750,12 @@ int main(int argc, char **argv)
 				}
 			}
 			watch_jobs(&w, jobs, n);
-			mad_wait_scanned(&t, &c.cfg, now);
 			if (follow_setup(&c, &fl, jobs, n))
 				mad_wait_end(&t, jobs, n, MAD_WAIT_USAGE, "");
 			follow_poll(&c, &fl, jobs, n, 0);
+			/* from the end of the reads: reads slower than the scan
+			 * period still leave time to decide and to time out */
+			mad_wait_scanned(&t, &c.cfg, mad_monotonic());
 			continue;
 		case MAD_WAIT_ASK:
 			k = mad_wait_queue_ids(jobs, n, entries);
@@ -753,9 +779,7 @@ int main(int argc, char **argv)
 	follow_poll(&c, &fl, jobs, n, 1);
 	progress(&c, jobs, n, t.answered, mad_monotonic() - t.start, tty, 1);
 	report(&c, jobs, n, code, mad_monotonic() - t.start, t.squeue_calls, t.answered, t.why);
-	for (long f = 0; f < fl.nfiles; f++)
-		mad_follow_close(&fl.files[f]);
-	free(fl.files);
+	follow_free(&fl, n);
 	for (int i = 0; i < n; i++)
 		mad_wait_job_free(&jobs[i]);
 	if (w.fd >= 0)

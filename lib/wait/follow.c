@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int mad_follow_name(const char *pattern, long job, long rank, char *out, size_t size, char *err,
@@ -63,12 +65,13 @@ int mad_follow_per_rank(const char *pattern)
 	return 0;
 }
 
-void mad_follow_init(struct mad_follow_file *f, const char *path, long rank)
+int mad_follow_init(struct mad_follow_file *f, const char *path, long rank)
 {
 	memset(f, 0, sizeof(*f));
-	snprintf(f->path, sizeof(f->path), "%s", path);
 	f->rank = rank;
 	f->fd = -1;
+	f->path = strdup(path);
+	return f->path ? 0 : -1;
 }
 
 static void emit(const struct mad_follow_file *f, long job, struct strbuf *out, const char *line,
@@ -81,22 +84,88 @@ static void emit(const struct mad_follow_file *f, long job, struct strbuf *out, 
 	sb_addc(out, '\n');
 }
 
-size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out, int flush)
+static const char *file_type(mode_t mode)
+{
+	return S_ISCHR(mode)  ? "a character device" :
+	       S_ISBLK(mode)  ? "a block device" :
+	       S_ISFIFO(mode) ? "a FIFO" :
+	       S_ISDIR(mode)  ? "a folder" :
+	       S_ISSOCK(mode) ? "a socket" :
+				"not a regular file";
+}
+
+static void close_fd(struct mad_follow_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+/* Refuses F for good: -1 with ERR. */
+static ssize_t refuse(struct mad_follow_file *f, const char *why, char *err, size_t esize)
+{
+	char shown[MAD_PRINTABLE_SIZE];
+
+	close_fd(f);
+	f->refused = 1;
+	mad_printable(shown, sizeof(shown), f->path, strlen(f->path));
+	return mad_error(err, esize, "--follow: '%s' is %s: not read", shown, why);
+}
+
+/* Opens F if it is there and a regular file (a link to one counts): 1,
+ * 0 not there yet, -1 refused (ERR).  Never opens anything else: opening
+ * a device or a FIFO may act on it. */
+static int open_file(struct mad_follow_file *f, char *err, size_t esize)
+{
+	struct stat st;
+
+	if (stat(f->path, &st))
+		return 0; /* not there yet (or not reachable yet) */
+	if (!S_ISREG(st.st_mode))
+		return (int)refuse(f, file_type(st.st_mode), err, esize);
+	f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (f->fd < 0)
+		return 0;
+	/* replaced between stat and open */
+	if (fstat(f->fd, &st))
+		return (int)refuse(f, "unreadable", err, esize);
+	if (!S_ISREG(st.st_mode))
+		return (int)refuse(f, file_type(st.st_mode), err, esize);
+	return 1;
+}
+
+ssize_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out, int flush,
+			size_t max, char *err, size_t esize)
 {
 	char buf[8192];
 	size_t total = 0;
-	ssize_t r;
+	struct stat st;
+	ssize_t r = 0;
 
+	if (f->refused)
+		return 0;
 	if (f->fd < 0) {
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (f->fd < 0)
-			return 0; /* not there yet */
+		int rc = open_file(f, err, esize);
+
+		if (rc <= 0)
+			return rc;
 	}
-	while ((r = pread(f->fd, buf, sizeof(buf), f->off)) > 0) {
+	if (fstat(f->fd, &st) == 0 && st.st_size < f->off)
+		f->off = 0; /* truncated: written again from the start */
+	while (total < max) {
+		size_t want = max - total < sizeof(buf) ? max - total : sizeof(buf);
+
+		r = pread(f->fd, buf, want, f->off);
+		if (r <= 0)
+			break;
+		if (!f->partial && !(f->partial = malloc(MAD_FOLLOW_LINE_MAX))) {
+			out->failed = 1; /* as an append that failed */
+			break;
+		}
 		f->off += r;
 		total += (size_t)r;
 		for (ssize_t i = 0; i < r; i++) {
-			if (buf[i] == '\n' || f->plen == sizeof(f->partial)) {
+			if (buf[i] == '\n' || f->plen == MAD_FOLLOW_LINE_MAX) {
 				emit(f, job, out, f->partial, f->plen);
 				f->plen = 0;
 				if (buf[i] == '\n')
@@ -105,16 +174,25 @@ size_t mad_follow_poll(struct mad_follow_file *f, long job, struct strbuf *out, 
 			f->partial[f->plen++] = buf[i];
 		}
 	}
+	if (r < 0 && errno != EAGAIN && errno != EINTR) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "unreadable (%s)", strerror(errno));
+		return refuse(f, why, err, esize);
+	}
 	if (flush && f->plen) {
 		emit(f, job, out, f->partial, f->plen);
 		f->plen = 0;
 	}
-	return total;
+	return (ssize_t)total;
 }
 
 void mad_follow_close(struct mad_follow_file *f)
 {
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
+	close_fd(f);
+	free(f->path);
+	free(f->partial);
+	f->path = NULL;
+	f->partial = NULL;
+	f->plen = 0;
 }

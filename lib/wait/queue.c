@@ -100,11 +100,72 @@ static long base_id(const char *tok)
 	return (long)id;
 }
 
+/* Several clusters answering is the one way rows of a job disagree. */
+#define SEVERAL_CLUSTERS                                                              \
+	"several clusters answering (SLURM_CLUSTERS, -M)?  Whose files count cannot " \
+	"be told: ask one cluster"
+
+/* One listed row of a job, kept to compare rows of the same squeue id. */
+struct row {
+	size_t entry;
+	char id[64];     /* squeue's id as printed: "12", "12_3" */
+	char submit[32]; /* %V as printed */
+};
+
+static int row_order(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* The user token U of a row for E: the first names the job's user (its uid
+ * when numeric), a different one is E's problem. */
+static void take_user(struct mad_queue_entry *e, const char *u)
+{
+	char a[MAD_PRINTABLE_SIZE], b[MAD_PRINTABLE_SIZE];
+	long uid;
+
+	if (!e->user[0] && strlen(u) < sizeof(e->user)) {
+		memcpy(e->user, u, strlen(u) + 1);
+		if (mad_decimal(u, 0, 4294967294L, &uid) == 0)
+			e->uid = uid;
+	} else if (strcmp(e->user, u) != 0 && !e->problem[0]) {
+		mad_printable(a, sizeof(a), e->user, strlen(e->user));
+		mad_printable(b, sizeof(b), u, strlen(u));
+		snprintf(e->problem, sizeof(e->problem),
+			 "squeue lists it under two users, '%s' and '%s': " SEVERAL_CLUSTERS, a, b);
+	}
+}
+
+/* Rows R[N] sorted: the same squeue id with two submit times. */
+static void compare_rows(struct row *r, size_t n, struct mad_queue_entry *e)
+{
+	char id[MAD_PRINTABLE_SIZE], a[MAD_PRINTABLE_SIZE], b[MAD_PRINTABLE_SIZE];
+
+	for (size_t i = 1; i < n; i++) {
+		struct mad_queue_entry *x = &e[r[i].entry];
+
+		if (r[i].entry != r[i - 1].entry || strcmp(r[i].id, r[i - 1].id) != 0 ||
+		    strcmp(r[i].submit, r[i - 1].submit) == 0 || x->problem[0])
+			continue;
+		mad_printable(id, sizeof(id), r[i].id, strlen(r[i].id));
+		mad_printable(a, sizeof(a), r[i - 1].submit, strlen(r[i - 1].submit));
+		mad_printable(b, sizeof(b), r[i].submit, strlen(r[i].submit));
+		snprintf(x->problem, sizeof(x->problem),
+			 "squeue lists %s twice, submitted at %s and at %s: " SEVERAL_CLUSTERS, id,
+			 a, b);
+	}
+}
+
 size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e, size_t n)
 {
 	const char *p = text, *end = text + len;
-	size_t skipped = 0;
-	int *active = calloc(n ? n : 1, sizeof(int));
+	size_t skipped = 0, nrows = 0, cap = 0;
+	struct row *rows = NULL;
+	int oom = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		e[i].listing = MAD_LISTING_ABSENT;
@@ -115,6 +176,7 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e, 
 		e[i].uid = -1;
 		e[i].submitted = -1;
 		e[i].started = -1;
+		e[i].problem[0] = '\0';
 	}
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -144,26 +206,48 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e, 
 		for (size_t i = 0; i < n; i++) {
 			if (e[i].id != id)
 				continue;
-			if (!mad_state_final(tok[1]))
-				active[i] = 1;
 			if (strchr(tok[0], '_'))
 				e[i].array = 1;
 			if (e[i].listing == MAD_LISTING_ABSENT || !mad_state_final(tok[1]))
 				snprintf(e[i].state, sizeof(e[i].state), "%s", tok[1]);
-			e[i].listing = active[i] ? MAD_LISTING_ACTIVE : MAD_LISTING_ENDED;
+			/* active once any row is: some task pending, running, ... */
+			if (!mad_state_final(tok[1]))
+				e[i].listing = MAD_LISTING_ACTIVE;
+			else if (e[i].listing == MAD_LISTING_ABSENT)
+				e[i].listing = MAD_LISTING_ENDED;
 			if (nt >= 3) {
 				long lim = mad_time_limit_parse(tok[2]);
 
 				if (lim > e[i].time_limit)
 					e[i].time_limit = lim;
 			}
-			if (nt >= 4 && !e[i].user[0] && strlen(tok[3]) < sizeof(e[i].user))
-				memcpy(e[i].user, tok[3], strlen(tok[3]) + 1);
+			if (nt >= 4)
+				take_user(&e[i], tok[3]);
 			if (nt >= 5) {
 				long t = mad_submit_time_parse(tok[4]);
 
 				if (t >= 0 && (e[i].submitted < 0 || t < e[i].submitted))
 					e[i].submitted = t;
+			}
+			if (nt >= 5 && !oom && strlen(tok[0]) < sizeof(rows[0].id) &&
+			    strlen(tok[4]) < sizeof(rows[0].submit)) {
+				if (nrows == cap) {
+					size_t ncap = cap ? cap * 2 : 16;
+					struct row *r = realloc(rows, ncap * sizeof(*r));
+
+					if (r) {
+						rows = r;
+						cap = ncap;
+					}
+				}
+				if (nrows < cap) {
+					rows[nrows].entry = i;
+					strcpy(rows[nrows].id, tok[0]);
+					strcpy(rows[nrows].submit, tok[4]);
+					nrows++;
+				} else {
+					oom = 1;
+				}
 			}
 			/* a run's start; a pending job's %S is a forecast */
 			if (nt >= 6 && strcmp(tok[1], "PENDING") != 0 &&
@@ -175,8 +259,41 @@ size_t mad_queue_parse(const char *text, size_t len, struct mad_queue_entry *e, 
 			}
 		}
 	}
-	free(active);
+	if (nrows > 1) {
+		qsort(rows, nrows, sizeof(*rows), row_order);
+		compare_rows(rows, nrows, e);
+	}
+	free(rows);
+	for (size_t i = 0; i < n && oom; i++)
+		if (e[i].listing != MAD_LISTING_ABSENT && !e[i].problem[0])
+			snprintf(e[i].problem, sizeof(e[i].problem),
+				 "out of memory comparing squeue's rows");
 	return skipped;
+}
+
+/* E's uid by its user's name; one this host cannot resolve is E's problem:
+ * taking the caller's instead would pass over the job's own folder as
+ * another user's. */
+static void lookup_user(struct mad_queue_entry *e)
+{
+	char shown[MAD_PRINTABLE_SIZE];
+	struct passwd *pw;
+
+	errno = 0;
+	pw = getpwnam(e->user);
+	if (pw) {
+		e->uid = (long)pw->pw_uid;
+		return;
+	}
+	mad_printable(shown, sizeof(shown), e->user, strlen(e->user));
+	snprintf(e->problem, sizeof(e->problem),
+		 "squeue names its user '%s', whom this host cannot resolve (getpwnam): %s; "
+		 "whose files count cannot be checked: make the cluster's users known to this "
+		 "host (NSS: LDAP, sssd), or wait on a host that knows them",
+		 shown,
+		 errno == 0 || errno == ENOENT || errno == ESRCH || errno == EBADF || errno == EPERM ?
+			 "no such user" :
+			 strerror(errno));
 }
 
 int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout, char *err, size_t size)
@@ -212,9 +329,9 @@ int mad_queue_ask(struct mad_queue_entry *e, size_t n, double timeout, char *err
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		mad_queue_parse(out.buf, out.len, e, n);
 		for (size_t i = 0; i < n; i++) {
-			struct passwd *pw = e[i].user[0] ? getpwnam(e[i].user) : NULL;
-
-			e[i].uid = pw ? (long)pw->pw_uid : -1;
+			if (e[i].listing != MAD_LISTING_ABSENT && e[i].user[0] && e[i].uid < 0 &&
+			    !e[i].problem[0])
+				lookup_user(&e[i]);
 			/* a submit time in the future was printed in another zone
 			 * (spur prints UTC, SLURM local time): not one to trust */
 			if (e[i].submitted > (long)time(NULL) + 60)

@@ -164,12 +164,16 @@ static int earlier_run(struct mad_wait_job *j, const char *name, long time, long
 
 /* Whether a file written at TIME (-1: unknown, MTIME then) is older than
  * the job (an earlier job's with the same id), or than the wait while
- * squeue has not said when the job was submitted.  Named in j->ignored. */
-static int stale(struct mad_wait_job *j, const char *name, long time, long mtime)
+ * squeue has not said when the job was submitted.  AT_START: a file a run
+ * writes as it starts ('expected', the rendezvous record, script_rank<N>),
+ * held to the submit time only: a job that started before the wait wrote
+ * it before, and a wait whose squeue never answers would otherwise never
+ * learn the count (design.md §15).  Named in j->ignored. */
+static int stale(struct mad_wait_job *j, const char *name, long time, long mtime, int at_start)
 {
 	char text[sizeof(j->dir) + 300];
 	long t = time >= 0 ? time : mtime;
-	long bound = submit_bound(j);
+	long bound = at_start ? j->submitted : submit_bound(j);
 
 	if (bound < 0 || t + MAD_WAIT_CLOCK_SLACK >= bound)
 		return 0;
@@ -244,7 +248,7 @@ static void read_marker(struct mad_wait_job *j, int dirfd, const char *name, str
 		return;
 	}
 	if (earlier_run(j, name, r->time, (long)st.st_mtime) ||
-	    stale(j, name, r->time, (long)st.st_mtime)) {
+	    stale(j, name, r->time, (long)st.st_mtime, 0)) {
 		r->state = MAD_RANK_MISSING; /* its writer may still replace it */
 		r->note[0] = '\0';
 		return;
@@ -324,7 +328,7 @@ static long read_count(struct mad_wait_job *j, int dirfd, const char *name, long
 	ssize_t len;
 	long n;
 
-	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime))
+	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime, 1))
 		return -1;
 	len = read_small(dirfd, name, buf, sizeof(buf) - 1);
 	if (len <= 0)
@@ -353,7 +357,7 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 		j->expected_own = 1;
 	} else if (has_record &&
 		   mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
-		   !stale(j, MAD_RDZV_RECORD, rec.time, -1) && rec.nnodes > 0 &&
+		   !stale(j, MAD_RDZV_RECORD, rec.time, -1, 1) && rec.nnodes > 0 &&
 		   rec.nnodes <= RANKS_MAX) {
 		j->expected = rec.nnodes;
 		j->expected_from = "the rendezvous record";
@@ -383,7 +387,7 @@ static void read_ready(struct mad_wait_job *j, int dirfd, const char *name)
 				sizeof(j->ready_note))) {
 	case 1:
 		if (earlier_run(j, name, j->ready_time, (long)st.st_mtime) ||
-		    stale(j, name, j->ready_time, (long)st.st_mtime))
+		    stale(j, name, j->ready_time, (long)st.st_mtime, 0))
 			j->endpoint[0] = '\0';
 		else
 			j->ready = 1;
@@ -460,7 +464,7 @@ static void read_script(struct mad_wait_job *j, int dirfd, long n)
 	if ((j->expected > 0 && n >= j->expected) || (n < j->nrank && j->rank[n].ran))
 		return;
 	mad_script_name(name, sizeof(name), n);
-	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime) ||
+	if (!trusted(j, dirfd, name, &st) || stale(j, name, -1, (long)st.st_mtime, 1) ||
 	    ensure_ranks(j, n + 1))
 		return;
 	j->rank[n].ran = 1;

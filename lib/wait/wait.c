@@ -37,8 +37,10 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	}
 	if (e->listing != MAD_LISTING_ABSENT && e->submitted >= 0 &&
 	    (j->submitted < 0 || e->submitted < j->submitted)) {
+		/* the first submit time bounds what a run writes as it starts
+		 * ('expected', ...), which nothing bounded before (scan.c) */
+		again |= j->submitted < 0 || e->submitted > bound;
 		j->submitted = e->submitted;
-		again |= j->submitted > bound;
 	}
 	/* The start of the run shown (design.md §15): files before it are an
 	 * earlier run's.  Only a run with the submit time first shown: spur
@@ -561,6 +563,7 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 {
 	double latest = t->start;
 	int unlimited = 0, confirming = 0, rescan = 0;
+	long distrusted = -1;
 
 	t->squeue_calls++;
 	t->answered = 1;
@@ -571,6 +574,15 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 
 		if (j->verdict != MAD_WAIT_PENDING)
 			continue;
+		/* an answer that cannot say whose files count (design.md §15):
+		 * the files cannot be checked, so nothing may decide by them */
+		if (e[k].problem[0]) {
+			snprintf(j->reason, sizeof(j->reason), "%s", e[k++].problem);
+			verdict(j, MAD_WAIT_UNKNOWN);
+			if (distrusted < 0)
+				distrusted = j->id;
+			continue;
+		}
 		mad_wait_observe(j, &e[k++], cfg, t->start, now);
 		/* An answer that may end the job (it left the running states, or
 		 * a failed marker is now final) was given after the last scan: a
@@ -598,6 +610,13 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 					    t->guard_interval * (0.9 + 0.2 * random));
 	if (rescan)
 		t->next_scan = now;
+	if (distrusted >= 0) {
+		char why[128];
+
+		snprintf(why, sizeof(why),
+			 "not decided: squeue's answer for job %ld cannot be trusted", distrusted);
+		mad_wait_end(t, jobs, n, MAD_WAIT_UNKNOWN, why);
+	}
 }
 
 int mad_wait_unanswered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int n,

@@ -121,7 +121,10 @@ struct mad_wait_job {
 	 * moves it later).  Until squeue lists the job: the caller's uid, and
 	 * files no older than the wait's start (a job submitted before is
 	 * decided once squeue says when; one it never lists, once confirmed
-	 * gone, by the caller's files, unchecked, and the reason says so). */
+	 * gone, by the caller's files, unchecked, and the reason says so),
+	 * except what a run writes as it starts ('expected', the rendezvous
+	 * record, script_rank<N>), bounded by the submit time only (scan.c
+	 * stale(); the first submit time shown reads the folder again). */
 	uid_t uid;
 	long submitted; /* -1 unknown */
 	/* The current run's start: files before it are an earlier attempt's.

@@ -114,12 +114,22 @@ waitfor() {
 	assert_output --partial "Unable to contact slurm controller"
 	(((SECONDS - t0) <= 12))
 	"$AS_USER" scancel "$jobid"
-	# markers written since the wait began decide, whatever squeue says
-	sbatch_id --nodes=1 --mad-model=m --output=/dev/null --wrap 'sleep 2'
+	# markers written since the wait began decide, whatever squeue says, with
+	# the count the job wrote as it started, however long before the wait
+	# (design.md §15): the job starts well before the wait, ends within it
+	sbatch_id --nodes=1 --mad-model=m --output=/dev/null \
+		--wrap 'touch "started-$SLURM_JOB_ID"; sleep 8'
+	for _ in $(seq 150); do
+		[[ -e $MAD_CLUSTER_SHARED/started-$jobid ]] && break
+		sleep 0.2
+	done
+	[[ -e $MAD_CLUSTER_SHARED/started-$jobid ]]
+	sleep 4 # past MAD_WAIT_CLOCK_SLACK, lib/wait/wait.h
 	run "$AS_USER" env PATH="$MAD_CLUSTER_SHARED/bad-squeue:$PATH" \
-		mad-wait --interval 1 --unknown-budget 60 "$jobid"
+		mad-wait --interval 1 --unknown-budget 30 "$jobid"
 	echo "$output"
 	assert_success
+	"$AS_USER" rm -f "$MAD_CLUSTER_SHARED/started-$jobid"
 	# older ones wait for squeue's submit time (mad-wait(1)): a finished
 	# job's markers cannot decide for a wait that began after them
 	sleep 4 # past MAD_WAIT_CLOCK_SLACK, lib/wait/wait.h

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mad-wait on fake run folders with a fake squeue first on PATH (the cluster
 # tests use real jobs): usage, finding the run folder, bad markers, several
-# jobs, Ctrl-C, requeued attempts, step tasks, and the cost of a poll over
-# 1,024 ranks and over a step of 1,024 tasks.
+# jobs, whose job it is, Ctrl-C, requeued attempts, step tasks, the cost of
+# a poll over 1,024 ranks and over a step of 1,024 tasks, and --follow's
+# bounds (memory, time, and what it reads).
 
 bats_require_minimum_version 1.5.0
 
@@ -164,6 +165,39 @@ expect() { # job count
 	assert_failure 1
 	assert_output --partial '"verdict":	"failed"'
 	assert_output --partial "rank 0 failed with exit status 7: disk full"
+}
+
+@test "whose job it is: a user this host cannot resolve, or rows that disagree, end the wait with exit 3; a numeric user is a uid" {
+	local ghost=mad-no-such-user-$$ long_ago=2000-01-01T00:00:00
+	if getent passwd "$ghost"; then false; fi
+	expect 35 1
+	marker 35 0 '0\n'
+	# the job's folder and markers are there, but whose job is it?
+	printf '35 RUNNING 10 %s %s N/A\n' "$ghost" "$long_ago" >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 35
+	assert_failure 3
+	assert_output --partial "mad-wait: job 35: squeue names its user '$ghost', whom this host cannot resolve (getpwnam): no such user"
+	# a number is the uid SLURM could not name: files of another uid do not count
+	printf '35 RUNNING 10 4321 %s N/A\n' "$long_ago" >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 3 35
+	assert_failure 124
+	assert_output --partial "not the job's user (uid 4321)"
+	printf '35 RUNNING 10 %s %s N/A\n' "$(id -u)" "$long_ago" >"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 35
+	assert_success
+	# several clusters answering (SLURM_CLUSTERS, -M): two users, two submit times
+	printf '35 RUNNING 10 %s %s N/A\n35 PENDING 10 root %s N/A\n' "$(id -un)" "$long_ago" "$long_ago" \
+		>"$BATS_TEST_TMPDIR/queue"
+	[[ $(id -un) != root ]] || sed -i '2s/ root / daemon /' "$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 35
+	assert_failure 3
+	assert_output --regexp "mad-wait: job 35: squeue lists it under two users, '$(id -un)' and '(root|daemon)': several clusters answering"
+	printf '35 RUNNING 10 %s %s N/A\n35 RUNNING 10 %s 2001-01-01T00:00:00 N/A\n' "$(id -un)" "$long_ago" "$(id -un)" \
+		>"$BATS_TEST_TMPDIR/queue"
+	run mad-wait -d "$run_dir" --timeout 10 --json 35
+	assert_failure 3
+	assert_output --partial "squeue lists 35 twice, submitted at $long_ago and at 2001-01-01T00:00:00: several clusters answering"
+	assert_output --partial '"verdict":	"unknown"'
 }
 
 @test "a job gone from the queue is confirmed over several polls, then exit 2 naming the missing ranks" {
@@ -349,4 +383,86 @@ poll_cost() {
 	poll_cost 61
 	((opens < 1024 + 150))
 	((reads >= 6 * 2))
+}
+
+# mad-wait --follow=PATTERN on job 90 (listed running) with --timeout 3, in
+# the test's folder, output in $BATS_TEST_TMPDIR/out: $rc, $rss (kB, peak)
+# and $wall (s), by /usr/bin/time.
+follow_for_3s() { # pattern
+	printf '90 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	rc=0
+	# killed at 20 s (exit 137), if it does not end itself
+	(cd "$BATS_TEST_TMPDIR" && /usr/bin/time -o "$BATS_TEST_TMPDIR/time" -f '%M %e' \
+		timeout -s KILL 20 mad-wait -d "$run_dir" -q --timeout 3 --follow="$1" 90 \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err") || rc=$?
+	# its last line (a failure is said on one before)
+	read -r rss wall < <(tail -1 "$BATS_TEST_TMPDIR/time")
+	echo "--follow=$1: exit $rc, peak RSS $rss kB, $wall s, $(wc -c <"$BATS_TEST_TMPDIR/out") bytes out"
+	cat "$BATS_TEST_TMPDIR/err"
+}
+
+@test "--follow is bounded: an output linked to /dev/zero or a sparse 3 GB file ends by --timeout, memory bounded" {
+	require /usr/bin/time "measures the peak RSS (Debian package time)"
+	expect 90 1
+	# the same wait over an empty output: what the program costs anyway
+	: >"$BATS_TEST_TMPDIR/empty.out"
+	follow_for_3s empty.out
+	[[ $rc == 124 ]]
+	base=$rss
+	# a link to a device is not read, and said so once
+	ln -s /dev/zero "$BATS_TEST_TMPDIR/slurm-90.out"
+	follow_for_3s 'slurm-%j.out'
+	[[ $rc == 124 ]]
+	(($(grep -c "'slurm-90.out' is a character device: not read" "$BATS_TEST_TMPDIR/err") == 1))
+	[[ ! -s $BATS_TEST_TMPDIR/out ]]
+	((rss < base + 16384))
+	((${wall%.*} < 5)) # within 2 s of the timeout
+	# a regular file is read, at most 1 MiB per poll: the wait still ends on time
+	truncate -s 3G "$BATS_TEST_TMPDIR/sparse-90.out"
+	follow_for_3s 'sparse-%j.out'
+	[[ $rc == 124 ]]
+	refute grep -q "out of memory" "$BATS_TEST_TMPDIR/err"
+	[[ $(head -c 9 "$BATS_TEST_TMPDIR/out") == '[job 90] ' ]]
+	((rss < base + 16384))
+	((${wall%.*} < 5))
+}
+
+@test "--follow reads regular files only: a FIFO and a folder are named once and never read" {
+	expect 91 3
+	printf '91 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	printf 'hello from 0\npartial' >"$BATS_TEST_TMPDIR/out-0"
+	mkfifo "$BATS_TEST_TMPDIR/out-1"
+	mkdir "$BATS_TEST_TMPDIR/out-2"
+	(sleep 1.5; for r in 0 1 2; do marker 91 "$r" '0\n'; done) &
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr timeout 20 mad-wait -d "$run_dir" -q --follow='out-%r' 91
+	echo "$output"
+	echo "$stderr"
+	assert_success
+	assert_output "$(printf '[rank 0] hello from 0\n[rank 0] partial')"
+	(($(grep -c "'out-1' is a FIFO: not read" <<<"$stderr") == 1))
+	(($(grep -c "'out-2' is a folder: not read" <<<"$stderr") == 1))
+}
+
+@test "--follow's default pattern waits for squeue to say whether the job is an array (slurm-%A_%a.out)" {
+	expect 92 2
+	# squeue fails its first call, then lists the array's two tasks
+	mv "$bin/squeue" "$bin/squeue.real"
+	cat >"$bin/squeue" <<-EOF
+		#!/bin/sh
+		[ -e "$BATS_TEST_TMPDIR/asked" ] || { : >"$BATS_TEST_TMPDIR/asked"; echo "squeue: error: down" >&2; exit 1; }
+		exec "$bin/squeue.real" "\$@"
+	EOF
+	chmod +x "$bin/squeue"
+	printf '92_0 RUNNING 10\n92_1 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	cd "$BATS_TEST_TMPDIR"
+	echo 'hello from 0' >slurm-92_0.out
+	echo 'hello from 1' >slurm-92_1.out
+	(sleep 4; marker 92 0 '0\n'; marker 92 1 '0\n') &
+	run --separate-stderr timeout 30 mad-wait -d "$run_dir" -q --interval 1 --follow 92
+	echo "exit $status: $output"
+	echo "$stderr"
+	assert_success
+	assert_line '[rank 0] hello from 0'
+	assert_line '[rank 1] hello from 1'
 }

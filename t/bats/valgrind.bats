@@ -55,11 +55,16 @@ setup() {
 	mkdir -p "$run_dir" "$bin"
 	printf '#!/bin/sh\necho "12 RUNNING 1:00:00 %s 2000-01-01T00:00:00 2000-01-01T00:00:00"\n' "$(id -un)" >"$bin/squeue"
 	chmod +x "$bin/squeue"
+	# --follow over a file with lines and a partial one, and over a link to a device
+	printf 'one\ntwo\npartial' >"$BATS_TEST_TMPDIR/out-12.out"
+	ln -s /dev/zero "$BATS_TEST_TMPDIR/zero-12.out"
 	vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99)
 	job=(env -i PATH="$bin:$PATH" SLURM_CONF=/nonexistent MAD_MODEL=m SLURM_JOB_ID=12
 		SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=localhost MAD_RUN_DIR="$run_dir")
 	for cmd in "mad-env" "mad-env --json" "mad-env --explain" "mad-env --check=2" "mad-env --check=x" "mad-mark 0" "mad-mark x" \
 		"mad-wait --timeout=2 --json 12" "mad-wait --timeout=2 --follow=none-%a.out -q 12" \
+		"mad-wait --timeout=2 --follow=$BATS_TEST_TMPDIR/out-%j.out -q 12" \
+		"mad-wait --timeout=2 --follow=$BATS_TEST_TMPDIR/zero-%j.out -q 12" \
 		"mad-wait --timeout=1 13" "mad-wait --timeout=2 12_1" "mad-wait --bogus"; do
 		# shellcheck disable=SC2086
 		run "${job[@]}" "${vg[@]}" $cmd

@@ -48,6 +48,30 @@ TEST(queue_output)
 	CHECK(e[0].submitted == mad_submit_time_parse("2026-12-02T01:02:03"));
 	CHECK(mad_submit_time_parse("2026-12-02T01:02:05") - e[0].submitted == 2);
 	CHECK(mad_submit_time_parse("N/A") == -1 && mad_submit_time_parse("2026-12-02") == -1);
+	/* a numeric user is its uid; a name is looked up later (mad_queue_ask) */
+	out = "12 RUNNING 1:00 1001 2026-12-02T01:02:03\n";
+	CHECK(mad_queue_parse(out, strlen(out), e, 1) == 0);
+	CHECK(e[0].uid == 1001 && e[0].problem[0] == '\0');
+	out = "12 RUNNING 1:00 alice 2026-12-02T01:02:03\n";
+	CHECK(mad_queue_parse(out, strlen(out), e, 1) == 0);
+	CHECK(e[0].uid == -1 && e[0].problem[0] == '\0');
+	/* rows that disagree: two users; one id with two submit times */
+	out = "12 RUNNING 1:00 alice 2026-12-02T01:02:03\n12 RUNNING 1:00 1001 2026-12-02T01:02:03\n";
+	CHECK(mad_queue_parse(out, strlen(out), e, 1) == 0);
+	CHECK(strstr(e[0].problem, "two users, 'alice' and '1001'") != NULL);
+	out = "12 RUNNING 1:00 alice 2026-12-02T01:02:03\n12 COMPLETED 1:00 alice 2026-11-02T01:02:03\n";
+	CHECK(mad_queue_parse(out, strlen(out), e, 1) == 0);
+	CHECK(strstr(e[0].problem,
+		     "squeue lists 12 twice, submitted at 2026-11-02T01:02:03 and at 2026-12-02T01:02:03") !=
+		      NULL ||
+	      strstr(e[0].problem,
+		     "squeue lists 12 twice, submitted at 2026-12-02T01:02:03 and at 2026-11-02T01:02:03") !=
+		      NULL);
+	/* the same row twice agrees; another job's rows are not compared */
+	out = "12 RUNNING 1:00 alice 2026-12-02T01:02:03\n12 RUNNING 1:00 alice 2026-12-02T01:02:03\n"
+	      "120 RUNNING 1:00 bob 2020-12-02T01:02:03\n";
+	CHECK(mad_queue_parse(out, strlen(out), e, 1) == 0);
+	CHECK(e[0].problem[0] == '\0');
 	/* a pending array range */
 	CHECK(mad_queue_parse("12_[0-3%2] PENDING 10\n", 22, e, 1) == 0 &&
 	      e[0].listing == MAD_LISTING_ACTIVE);

@@ -186,6 +186,40 @@ TEST(trust_no_marker_decides_before_squeue_lists_the_job)
 	mad_wait_job_free(&j);
 }
 
+/* What a run writes as it starts ('expected') is held to the submit time
+ * only, never to the wait's start: a job that started before the wait and
+ * ends within it is decided by its markers while squeue never answers. */
+TEST(trust_the_count_written_at_the_start_counts_before_squeue_answers)
+{
+	struct mad_wait_job j;
+	struct mad_queue_entry e;
+	char err[512], text[64];
+
+	mad_wait_job_init(&j, 315, run_dir);
+	j.wait_start += 100; /* the job started well before the wait */
+	mkjob("315");
+	put("315/expected", "1\n");
+	snprintf(text, sizeof(text), "0\ntime=%ld\n", j.wait_start + 5); /* ended within it */
+	put("315/done_rank0", text);
+	CHECK(mad_wait_scan(&j, &cfg, 0, err, sizeof(err)) == 1);
+	CHECK(j.expected == 1 && mad_wait_decide(&j, &cfg, 0) == MAD_WAIT_OK);
+	mad_wait_job_free(&j);
+	/* once squeue says when the job was submitted, the count is held to it:
+	 * one written before is an earlier job's, read again and passed over */
+	mad_wait_job_init(&j, 315, run_dir);
+	j.wait_start += 100;
+	mad_wait_scan(&j, &cfg, 0, err, sizeof(err));
+	CHECK(j.expected == 1);
+	e = listed(315, (long)getuid(), j.wait_start - 50);
+	mad_wait_observe(&j, &e, &cfg, 0, 1);
+	CHECK(j.expected == -1);
+	mad_wait_scan(&j, &cfg, 1, err, sizeof(err));
+	CHECK(j.expected == -1 && mad_wait_decide(&j, &cfg, 1) == MAD_WAIT_PENDING);
+	CHECK(strstr(j.ignored, "ignored expected in ") != NULL);
+	CHECK(strstr(j.ignored, "before the job was submitted") != NULL);
+	mad_wait_job_free(&j);
+}
+
 TEST(trust_a_marker_older_than_the_job_is_an_earlier_jobs)
 {
 	struct mad_wait_job j;
@@ -1072,6 +1106,64 @@ TEST(policy_one_squeue_for_every_undecided_job)
 		mad_wait_job_free(&j[i]);
 }
 
+/* Whose job it is (design.md §15): squeue's %u is the job's user, a
+ * number its uid; rows that disagree (several clusters answering) end the
+ * wait with exit 3, naming the job's two values, as the tool prints them
+ * ("job 230: ..."); the other jobs are left undecided, with the reason. */
+TEST(trust_whose_job_rows_that_disagree_end_the_wait_with_3)
+{
+	struct mad_wait_job j[2];
+	struct mad_wait_timing t;
+	struct mad_wait_step s;
+
+	/* a numeric %u is a uid: the job's user, not the caller's */
+	mad_wait_job_init(&j[0], 230, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 1, &cfg, "230 RUNNING 10 4321 2000-01-01T00:00:00\n", T0);
+	CHECK(j[0].uid == 4321 && j[0].verdict == MAD_WAIT_PENDING);
+	CHECK(mad_wait_next(&t, j, 1, &cfg, T0).action != MAD_WAIT_END);
+	mad_wait_job_free(&j[0]);
+	/* two users for one job */
+	for (int i = 0; i < 2; i++)
+		mad_wait_job_init(&j[i], 230 + i, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 2, &cfg,
+	       "231 RUNNING 10 carol 2000-01-01T00:00:00\n"
+	       "230 RUNNING 10 alice 2000-01-01T00:00:00\n"
+	       "230 PENDING 10 bob 2000-01-01T00:00:00\n",
+	       T0);
+	s = mad_wait_next(&t, j, 2, &cfg, T0);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_UNKNOWN);
+	CHECK(j[0].verdict == MAD_WAIT_UNKNOWN && j[0].uid == getuid());
+	CHECK(strstr(j[0].reason,
+		     "squeue lists it under two users, 'alice' and 'bob': several clusters answering (SLURM_CLUSTERS, -M)?") ==
+	      j[0].reason);
+	CHECK(j[1].verdict == MAD_WAIT_PENDING);
+	CHECK_STR(j[1].reason, "not decided: squeue's answer for job 230 cannot be trusted");
+	for (int i = 0; i < 2; i++)
+		mad_wait_job_free(&j[i]);
+	/* one id twice with two submit times; an array's tasks may differ
+	 * (a requeued task's moved), the same task may not */
+	mad_wait_job_init(&j[0], 232, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, j, 1, &cfg,
+	       "232_0 RUNNING 10 alice 2000-01-01T00:00:00\n"
+	       "232_1 RUNNING 10 alice 2000-01-01T00:05:00\n",
+	       T0);
+	CHECK(j[0].verdict == MAD_WAIT_PENDING);
+	answer(&t, j, 1, &cfg,
+	       "232_1 RUNNING 10 alice 2000-01-01T00:05:00\n"
+	       "232_0 RUNNING 10 alice 2000-01-01T00:00:00\n"
+	       "232_1 RUNNING 10 alice 2000-01-02T00:00:00\n",
+	       T0 + 30);
+	s = mad_wait_next(&t, j, 1, &cfg, T0 + 30);
+	CHECK(s.action == MAD_WAIT_END && s.code == MAD_WAIT_UNKNOWN);
+	CHECK(strstr(j[0].reason,
+		     "squeue lists 232_1 twice, submitted at 2000-01-01T00:05:00 and at 2000-01-02T00:00:00: several clusters") ==
+	      j[0].reason);
+	mad_wait_job_free(&j[0]);
+}
+
 TEST(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided)
 {
 	struct mad_wait_job j[3];
@@ -1393,6 +1485,7 @@ int main(void)
 	RUN(ready_a_job_that_ends_first_fails_at_once);
 	RUN(markers_decide);
 	RUN(trust_no_marker_decides_before_squeue_lists_the_job);
+	RUN(trust_the_count_written_at_the_start_counts_before_squeue_answers);
 	RUN(trust_a_marker_older_than_the_job_is_an_earlier_jobs);
 	RUN(trust_a_planted_folder_is_passed_over_and_named);
 	RUN(empty_and_garbage_markers);
@@ -1421,6 +1514,7 @@ int main(void)
 	RUN(policy_deadline_from_timeout_or_time_limits);
 	RUN(policy_a_job_pending_for_ever_ends_within_a_day);
 	RUN(policy_one_squeue_for_every_undecided_job);
+	RUN(trust_whose_job_rows_that_disagree_end_the_wait_with_3);
 	RUN(policy_a_failure_ends_at_once_else_the_worst_code_when_all_decided);
 	return unit_done_in(run_dir);
 }

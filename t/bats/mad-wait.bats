@@ -350,3 +350,39 @@ poll_cost() {
 	((opens < 1024 + 150))
 	((reads >= 6 * 2))
 }
+
+@test "a run folder reached through a link another user can flip (a project folder 0777): refused by name in 200 runs, never a verdict from the decoy" {
+	top=$(mktemp -d /tmp/mad-flip-XXXXXX)
+	chmod 0755 "$top"
+	mkdir -m 0777 "$top/project"
+	mkdir -p "$top/real" "$top/decoy"
+	# the job (42) exited 3; the user's other job (43) exited 0
+	for j in 42 43; do
+		mkdir "$top/real/$j"
+		printf 'cluster=x\njob=%s\nrestart=0\n' "$j" >"$top/real/$j/attempt"
+		echo 1 >"$top/real/$j/expected"
+	done
+	echo 3 >"$top/real/42/done_rank0"
+	echo 0 >"$top/real/43/done_rank0"
+	ln -s ../real/43 "$top/decoy/42"
+	printf '42 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	as=()
+	[[ $(id -u) != 0 ]] || { chmod 0755 "$top/real" "$top/decoy"; as=(setpriv --reuid=65534 --regid=65534 --clear-groups); }
+	"${as[@]}" ln -s ../real "$top/project/runs"
+	# shellcheck disable=SC2016 # the flipper's own shell expands it
+	"${as[@]}" sh -c 'while :; do ln -sfn ../decoy "$1.new" && mv -T "$1.new" "$1"; ln -sfn ../real "$1.new" && mv -T "$1.new" "$1"; done' sh "$top/project/runs" &
+	flipper=$!
+	wrong=0 refused=0
+	for _ in $(seq 200); do
+		run mad-wait -d "$top/project/runs" --timeout 5 --interval 1 42
+		((status != 0)) || wrong=$((wrong + 1))
+		[[ $status == 64 && $output == *"'$top/project' is writable by group or others without the sticky bit"* ]] &&
+			refused=$((refused + 1))
+	done
+	kill "$flipper"
+	wait "$flipper" 2>/dev/null || true
+	echo "wrong verdicts: $wrong, refused by name: $refused"
+	rm -rf "$top"
+	assert_equal "$wrong" 0
+	assert_equal "$refused" 200
+}

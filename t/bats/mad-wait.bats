@@ -386,3 +386,55 @@ poll_cost() {
 	assert_equal "$wrong" 0
 	assert_equal "$refused" 200
 }
+
+@test "--prune: removes only job folders of jobs no longer in the queue, idle for the age, the caller's; never through a link" {
+	run_dir=$(mktemp -d /tmp/mad-prune-XXXXXX)
+	chmod 1777 "$run_dir"
+	old=$(date -d '10 days ago' +%Y%m%d%H%M)
+	# old(): the folder and its files last written 10 days ago
+	old() { find "$run_dir/$1" -exec touch -h -t "$old" {} +; }
+	for j in 70 71 72 73.1 74~00000000000000ab 75.old.1700000000.00000000000000cd; do
+		jobdir "$j"
+		echo 0 >"$run_dir/$j/done_rank0"
+		old "$j"
+	done
+	# 71 is still in the queue; 72 was written to an hour ago
+	printf '71 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	touch -d '1 hour ago' "$run_dir/72/done_rank0"
+	# not job folders: no attempt file; a folder inside; a link named as a job folder
+	mkdir "$run_dir/76" "$run_dir/77" "$run_dir/elsewhere"
+	touch "$run_dir/76/done_rank0"
+	jobdir 77
+	mkdir "$run_dir/77/sub"
+	old 76
+	old 77
+	echo keep >"$run_dir/elsewhere/attempt"
+	ln -s elsewhere "$run_dir/78"
+	if [[ $(id -u) == 0 ]]; then # another user's: root prunes it, a user would not
+		jobdir 79
+		old 79
+		chown -R 65534:65534 "$run_dir/79"
+	fi
+	run mad-wait --prune 7d -d "$run_dir"
+	assert_success
+	for j in 70 73.1 74~00000000000000ab 75.old.1700000000.00000000000000cd; do
+		[[ ! -e $run_dir/$j ]] || fail "$j was not removed"
+		assert_output --partial "removed '$run_dir/$j'"
+	done
+	for j in 71 72 76 77 78 elsewhere; do
+		[[ -e $run_dir/$j ]] || fail "$j was removed"
+	done
+	[[ -L $run_dir/78 && -e $run_dir/elsewhere/attempt ]]
+	[[ $(id -u) != 0 || ! -e $run_dir/79 ]] || fail "root did not prune another user's old folder"
+	# squeue cannot answer: nothing is removed, exit 3
+	jobdir 80
+	old 80
+	rm "$BATS_TEST_TMPDIR/queue"
+	run mad-wait --prune 7d -d "$run_dir"
+	assert_failure 3
+	assert_output --partial "nothing removed"
+	[[ -e $run_dir/80 ]]
+	run mad-wait --prune 7d -d "$run_dir" 80
+	assert_failure 64
+	rm -rf "$run_dir"
+}

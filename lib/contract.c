@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* contract.c: see contract.h. */
 #include "contract.h"
+#include "clock.h"
 #include "error.h"
 #include "hostlist.h"
 #include "netaddr.h"
@@ -308,6 +309,17 @@ int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char
 			       c->uid, err, size);
 }
 
+/* Whether this task makes the attempt's folder when there is none yet: one
+ * task per attempt does (design.md §15), so nodes that start together never
+ * make two; SLURM's batch step in nodes fan-out founds it before anything
+ * else runs (the plugin's MAD_JOBDIR_FOUND). */
+static int founds_job_dir(const struct mad_contract *c)
+{
+	if (c->step_id == MAD_NONE)
+		return c->rank == 0 && c->local_rank <= 0;
+	return c->task_rank == 0;
+}
+
 int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err, size_t size)
 {
 	struct mad_jobdir d;
@@ -318,7 +330,30 @@ int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char
 		return mad_error(err, size, "no run folder");
 	if (mad_contract_jobdir(c, &d, err, size))
 		return -1;
-	rc = mad_jobdir_open(&d, mode, path, sizeof(path), c->job_dir_notes,
+	if (mode == MAD_JOBDIR_JOIN && !founds_job_dir(c) && !c->job_dir_waited) {
+		/* the founder's folder, waited for within the timeout, which
+		 * the rendezvous and the barrier then share */
+		double start = mad_monotonic(), delay = 0.02, waited = 0;
+
+		for (;;) {
+			rc = mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, sizeof(path), NULL,
+					     c->job_dir_notes, sizeof(c->job_dir_notes), err, size);
+			waited = mad_monotonic() - start;
+			if (rc != 1 || waited >= (double)c->timeout)
+				break;
+			mad_sleep(delay < (double)c->timeout - waited ? delay :
+									(double)c->timeout - waited);
+			delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
+		}
+		c->job_dir_waited = 1;
+		c->job_dir_wait_s = waited;
+		if (rc < 0)
+			return -1;
+		/* rc 1: the founder never came; a folder of this task's own
+		 * keeps its failure (mad-wait reads every folder of the
+		 * attempt's identity) */
+	}
+	rc = mad_jobdir_open(&d, mode, path, sizeof(path), NULL, c->job_dir_notes,
 			     sizeof(c->job_dir_notes), err, size);
 	if (rc == 0) {
 		memcpy(c->job_dir, path, strlen(path) + 1);
@@ -398,8 +433,14 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 	struct mad_rdzv r;
 	int rc;
 
-	if (!c->job_dir_open && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, size))
-		return -1;
+	if (!c->job_dir_open) {
+		/* without waiting, a peer only looks for the founder's folder */
+		int publishes = c->task0_publishes ? c->task_rank == 0 : c->rank == 0;
+		rc = mad_contract_job_dir(c, wait || publishes ? MAD_JOBDIR_JOIN : MAD_JOBDIR_FIND,
+					  err, size);
+		if (rc)
+			return rc;
+	}
 	if (c->task0_publishes ? c->task_rank == 0 : c->rank == 0) {
 		memset(&r, 0, sizeof(r));
 		if (own_address(o, c, c->nccl_ifnames, r.addr, sizeof(r.addr), c->addr_from,
@@ -422,8 +463,8 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 		if (rc == 0 || r.job_id != c->collect_job_id)
 			return 1;
 	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->uid,
-				 c->task0_publishes ? c->task_rank : c->rank, c->timeout, &r, err,
-				 size)) {
+				 c->task0_publishes ? c->task_rank : c->rank, c->timeout,
+				 c->job_dir_wait_s, &r, err, size)) {
 		return -1;
 	}
 	if (c->fanout == MAD_FANOUT_ARRAY && r.tasks_per_node > 0 &&

@@ -95,6 +95,8 @@ struct mad_contract {
 	char run_dir[MAD_VALUE_MAX];   /* "" without a run folder */
 	char job_dir[MAD_JOBDIR_PATH]; /* the attempt's folder (jobdir.h) once opened */
 	int job_dir_open;              /* job_dir is the opened one, not just its first name */
+	int job_dir_waited;            /* waited for the founder's folder already */
+	double job_dir_wait_s;         /* ... that long, of the timeout */
 	char job_dir_notes[1024];      /* the folders passed over, for messages and --explain */
 	char cluster[64];              /* the attempt's identity (jobdir.h) */
 	long restart;
@@ -128,7 +130,10 @@ int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract 
 
 /* Opens this attempt's job folder below c->run_dir (jobdir.h) in MODE, as
  * c->uid: c->job_dir becomes its path and c->job_dir_notes names what was
- * passed over.  0 opened, 1 none yet (MAD_JOBDIR_FIND), -1 with ERR. */
+ * passed over.  JOIN in a task that does not found the folder (all but the
+ * first task of the attempt, design.md §15) first waits for the founder's,
+ * within c->timeout, which it spends.  0 opened, 1 none yet
+ * (MAD_JOBDIR_FIND), -1 with ERR. */
 int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err, size_t size);
 /* D for this attempt's job folder, for a caller that opens it later (a
  * forked child).  0, or -1 with ERR. */

@@ -4,6 +4,7 @@
 #include "error.h"
 #include "strbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,25 +49,23 @@ static int write_failed(const char *dir, const char *name, int e, char *err, siz
 	return mad_error(err, size, "cannot write '%s/%s': %s", dir, name, strerror(e));
 }
 
-int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
-		   char *err, size_t size)
+int mad_write_file_at(int dirfd, const char *dir, const char *name, const char *content, size_t len,
+		      int flags, char *err, size_t size)
 {
-	char final[MAD_JOBDIR_PATH + 64], tmpname[128], tmp[MAD_JOBDIR_PATH + 128];
+	char tmp[128];
 	size_t n = strlen(name), off = 0;
 	int fd, e = 0;
 
-	if (n + 32 > sizeof(tmpname))
+	if (n + 32 > sizeof(tmp))
 		return write_failed(dir, name, ENAMETOOLONG, err, size);
-	tmpname[0] = '.';
-	memcpy(tmpname + 1, name, n);
-	memcpy(tmpname + 1 + n, ".tmp.", 5);
+	tmp[0] = '.';
+	memcpy(tmp + 1, name, n);
+	memcpy(tmp + 1 + n, ".tmp.", 5);
 	n = 1 + n + 5;
-	n += fmt_u64(tmpname + n, (uint64_t)getpid(), 0);
-	tmpname[n] = '\0';
-	if (join(final, sizeof(final), dir, name) || join(tmp, sizeof(tmp), dir, tmpname))
-		return write_failed(dir, name, ENAMETOOLONG, err, size);
-	unlink(tmp); /* a leftover of a crashed writer with our pid */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	n += fmt_u64(tmp + n, (uint64_t)getpid(), 0);
+	tmp[n] = '\0';
+	unlinkat(dirfd, tmp, 0); /* a leftover of a crashed writer with our pid */
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return write_failed(dir, name, errno, err, size);
 	while (off < len) {
@@ -84,13 +83,25 @@ int mad_write_file(const char *dir, const char *name, const char *content, size_
 		e = errno;
 	if (close(fd) && !e)
 		e = errno;
-	/* rename() replaces: what was there is an earlier attempt's, and a
+	/* renameat() replaces: what was there is an earlier attempt's, and a
 	 * write kept out by it would be a success that did not happen */
-	if (!e && rename(tmp, final))
+	if (!e && renameat(dirfd, tmp, dirfd, name))
 		e = errno;
 	if (e)
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 	return e ? write_failed(dir, name, e, err, size) : 0;
+}
+
+int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
+		   char *err, size_t size)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return write_failed(dir, name, errno, err, size);
+	rc = mad_write_file_at(fd, dir, name, content, len, flags, err, size);
+	close(fd);
+	return rc;
 }
 
 int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why, size_t wsize)
@@ -149,9 +160,11 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 	}
 	/* room for "~K", ".new.RANDOM" and ".old.TIME.RANDOM" after the base */
 	if (strlen(run_dir) + strlen(base_name) + 64 > sizeof(d->base) ||
+	    strlen(base_name) >= sizeof(d->base_name) ||
 	    join(d->base, sizeof(d->base), run_dir, base_name) ||
 	    concat(d->run_dir, sizeof(d->run_dir), run_dir, ""))
 		return mad_error(err, size, "the run folder '%.200s...' is too long", run_dir);
+	memcpy(d->base_name, base_name, strlen(base_name) + 1);
 	gethostname(host, sizeof(host) - 1);
 	n = snprintf(d->attempt, sizeof(d->attempt), "cluster=%s\n", cluster);
 	d->cluster_len = (size_t)n;
@@ -164,18 +177,6 @@ int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_
 		return mad_error(err, size, "the attempt record does not fit");
 	d->attempt_len = (size_t)n;
 	return 0;
-}
-
-void mad_jobdir_name(const struct mad_jobdir *d, int k, char *out)
-{
-	size_t n = strlen(d->base);
-
-	memcpy(out, d->base, n + 1);
-	if (k > 0 && k < MAD_JOBDIR_NAMES) {
-		out[n] = '~';
-		out[n + 1] = (char)('0' + k);
-		out[n + 2] = '\0';
-	}
 }
 
 /* The created= time of an attempt file's text BUF (LEN), or -1. */
@@ -194,22 +195,20 @@ static long attempt_created(const char *buf, size_t len)
 	return t;
 }
 
-/* The attempt file of folder PATH is the user's and names this attempt: 1;
- * 2 when it was made before d->not_before;
- * 0 when it is not (*READABLE: there is one of the user's); -1 when it
- * cannot be looked at (errno). */
-static int attempt_matches(const struct mad_jobdir *d, const char *path, int *readable)
+/* The attempt file of the folder DIRFD is the user's and names this
+ * attempt: 1; 2 when it was made before d->not_before; 0 when it is not
+ * (*READABLE: there is one of the user's); -1 when it cannot be looked at
+ * (errno). */
+static int attempt_matches(const struct mad_jobdir *d, int dirfd, int *readable)
 {
-	char file[MAD_JOBDIR_PATH + 16], buf[sizeof(d->attempt)];
+	char buf[sizeof(d->attempt)];
 	struct stat st;
-	ssize_t r;
+	ssize_t r = 0;
 	size_t off = 0;
 	int fd;
 
 	*readable = 0;
-	if (join(file, sizeof(file), path, MAD_JOBDIR_ATTEMPT))
-		return 0;
-	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = openat(dirfd, MAD_JOBDIR_ATTEMPT, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		/* none, or a link, or not the user's to read: not made by us */
 		return errno == ENOENT || errno == ELOOP || errno == EACCES ? 0 : -1;
@@ -244,26 +243,57 @@ static int attempt_matches(const struct mad_jobdir *d, const char *path, int *re
 	}
 }
 
-enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *path, struct stat *st)
+/* A folder's owner and mode, as the run folder's path and a job folder
+ * need them: 0, or the reason it is not trusted. */
+static enum mad_jobdir_why dir_owner_mode(const struct stat *st, uid_t uid)
 {
-	int readable, rc;
+	if (st->st_uid != uid)
+		return MAD_JOBDIR_OWNER;
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return MAD_JOBDIR_MODE;
+	return MAD_JOBDIR_OURS;
+}
 
-	if (lstat(path, st))
+enum mad_jobdir_why mad_jobdir_check_at(const struct mad_jobdir *d, int runfd, const char *name,
+					struct stat *st, int *fdp)
+{
+	enum mad_jobdir_why why;
+	struct stat opened;
+	int readable, rc, fd;
+
+	if (fstatat(runfd, name, st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? MAD_JOBDIR_ABSENT : MAD_JOBDIR_ERROR;
 	if (S_ISLNK(st->st_mode))
 		return MAD_JOBDIR_LINK;
 	if (!S_ISDIR(st->st_mode))
 		return MAD_JOBDIR_NOT_DIR;
-	if (st->st_uid != d->uid)
-		return MAD_JOBDIR_OWNER;
-	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return MAD_JOBDIR_MODE;
-	rc = attempt_matches(d, path, &readable);
-	if (rc < 0)
+	if ((why = dir_owner_mode(st, d->uid)) != MAD_JOBDIR_OURS)
+		return why;
+	/* what is read is what was checked: the folder itself, opened */
+	fd = openat(runfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT  ? MAD_JOBDIR_ABSENT :
+		       errno == ELOOP   ? MAD_JOBDIR_LINK :
+		       errno == ENOTDIR ? MAD_JOBDIR_NOT_DIR :
+					  MAD_JOBDIR_ERROR;
+	if (fstat(fd, &opened)) {
+		close(fd);
 		return MAD_JOBDIR_ERROR;
-	if (rc == 0)
-		return readable ? MAD_JOBDIR_OTHER_ATTEMPT : MAD_JOBDIR_NO_ATTEMPT;
-	return rc == 2 ? MAD_JOBDIR_EARLIER : MAD_JOBDIR_OURS;
+	}
+	*st = opened; /* replaced since the look: the opened one decides */
+	why = dir_owner_mode(st, d->uid);
+	if (why == MAD_JOBDIR_OURS) {
+		rc = attempt_matches(d, fd, &readable);
+		why = rc < 0  ? MAD_JOBDIR_ERROR :
+		      rc == 0 ? (readable ? MAD_JOBDIR_OTHER_ATTEMPT : MAD_JOBDIR_NO_ATTEMPT) :
+		      rc == 2 ? MAD_JOBDIR_EARLIER :
+				MAD_JOBDIR_OURS;
+	}
+	if (why == MAD_JOBDIR_OURS && fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return why;
 }
 
 void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why, const struct stat *st,
@@ -340,34 +370,41 @@ static int random_name(char *out, size_t size, const char *path, const char *suf
 	return 0;
 }
 
-/* Makes PATH whole: a temporary folder (a name no one can guess) with the
- * attempt file, renamed into place, so no reader sees a folder without its
- * identity.  0 made, 1 the name was taken meanwhile, -1 (errno) failed.
- * System calls only. */
-static int make_dir(const struct mad_jobdir *d, const char *path)
+/* Makes NAME in the run folder RUNFD whole: a temporary folder (a name no
+ * one can guess) with the attempt file, renamed into place, so no reader
+ * sees a folder without its identity.  0 made, 1 the name was taken
+ * meanwhile, -1 (errno) failed.  System calls only. */
+static int make_dir(const struct mad_jobdir *d, int runfd, const char *name)
 {
-	char tmp[MAD_JOBDIR_PATH + 64], file[MAD_JOBDIR_PATH + 96];
-	int e, tries = 0;
+	char tmp[128];
+	int e, fd, tries = 0;
 
 	do {
-		if (random_name(tmp, sizeof(tmp), path, ".new.") ||
-		    join(file, sizeof(file), tmp, MAD_JOBDIR_ATTEMPT))
-			return errno = ENAMETOOLONG, -1;
-		if (mkdir(tmp, 0755) == 0)
+		if (random_name(tmp, sizeof(tmp), d->base_name, ".new."))
+			return -1;
+		if (mkdirat(runfd, tmp, 0755) == 0)
 			break;
 		if (errno != EEXIST || ++tries == 3)
 			return -1;
 	} while (1);
-	if (mad_write_file(tmp, MAD_JOBDIR_ATTEMPT, d->attempt, d->attempt_len, 0, NULL, 0)) {
+	fd = openat(runfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 ||
+	    mad_write_file_at(fd, tmp, MAD_JOBDIR_ATTEMPT, d->attempt, d->attempt_len, 0, NULL, 0)) {
 		e = errno;
-		rmdir(tmp);
+		if (fd >= 0)
+			close(fd);
+		unlinkat(runfd, tmp, AT_REMOVEDIR);
 		return errno = e, -1;
 	}
-	if (rename(tmp, path) == 0)
+	/* the folder stays the one that was made, whatever its name becomes */
+	if (renameat(runfd, tmp, runfd, name) == 0) {
+		close(fd);
 		return 0;
+	}
 	e = errno;
-	unlink(file);
-	rmdir(tmp);
+	unlinkat(fd, MAD_JOBDIR_ATTEMPT, 0);
+	close(fd);
+	unlinkat(runfd, tmp, AT_REMOVEDIR);
 	if (e == EEXIST || e == ENOTEMPTY || e == EPERM || e == EACCES || e == ENOTDIR || e == EISDIR)
 		return 1;
 	return errno = e, -1;
@@ -384,140 +421,355 @@ static void note(char *notes, size_t nsize, const char *text)
 	snprintf(notes + n, nsize - n, "%s%s", n ? "; " : "", text);
 }
 
-/* The run folder holds every user's job folders: one that others may
- * write without the sticky bit lets them rename ours away. */
-static int run_dir_usable(const struct mad_jobdir *d, char *err, size_t size)
+/* What a folder on the run folder's path must be: root's or the job
+ * user's, and writable by no one else unless it has the sticky bit (then
+ * others may add names, never rename or remove ours).  0, or -1. */
+static int path_dir_ok(const struct stat *st, uid_t uid)
 {
-	struct stat st;
-
-	if (stat(d->run_dir, &st)) {
-		if (!err)
-			return -1;
-		return mad_error(err, size, "run folder '%s' (--mad-run-dir) is not a directory: %s",
-				 d->run_dir, strerror(errno));
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		if (!err)
-			return -1;
-		return mad_error(err, size, "run folder '%s' (--mad-run-dir) is not a directory",
-				 d->run_dir);
-	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-		if (!err)
-			return -1;
-		return mad_error(err, size,
-				 "run folder '%s' (--mad-run-dir) is writable by group or others without the sticky bit (mode %04o): another user could replace this job's folder; make it 1777 (chmod +t) or the user's own",
-				 d->run_dir, (unsigned)(st.st_mode & 07777));
-	}
-	/* the sticky bit does not bind the folder's owner */
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_uid != 0 && st.st_uid != d->uid) {
-		if (!err)
-			return -1;
-		return mad_error(err, size,
-				 "run folder '%s' (--mad-run-dir) is writable by others and owned by uid %u, who could replace this job's folder: a shared run folder must be root's (mode 1777)",
-				 d->run_dir, (unsigned)st.st_uid);
-	}
+	if (st->st_uid != 0 && st->st_uid != uid)
+		return -1;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return -1;
 	return 0;
 }
 
-/* FOUND: an earlier job's folder of this identity goes aside. */
-static int move_aside(const char *path, char *notes, size_t nsize, char *err, size_t size)
+/* An error about the folder SEEN (or "/") on the run folder's path. */
+static int path_refused(const char *run_dir, const char *seen, const struct stat *st, uid_t uid,
+			const char *why, int e, char *err, size_t size)
 {
-	char old[MAD_JOBDIR_PATH + 64], suffix[40], text[2 * MAD_JOBDIR_PATH + 128];
+	const char *where = *seen ? seen : "/";
+
+	if (!err)
+		return errno = e ? e : EPERM, -1;
+	if (why)
+		return mad_error(err, size, "run folder '%s' (--mad-run-dir): '%s' %s", run_dir,
+				 where, why);
+	if (e)
+		return mad_error(err, size, "run folder '%s' (--mad-run-dir): '%s': %s", run_dir,
+				 where, strerror(e));
+	if (st->st_uid != 0 && st->st_uid != uid)
+		return mad_error(err, size,
+				 "run folder '%s' (--mad-run-dir): '%s' is owned by uid %u, neither root nor the job's user (uid %u), who could replace what is below it; a shared run folder and the folders above it must be root's",
+				 run_dir, where, (unsigned)st->st_uid, (unsigned)uid);
+	return mad_error(err, size,
+			 "run folder '%s' (--mad-run-dir): '%s' is writable by group or others without the sticky bit (mode %04o): another user could replace what is below it; make it 1777 (chmod +t) or the user's own",
+			 run_dir, where, (unsigned)(st->st_mode & 07777));
+}
+
+int mad_rundir_open(const char *path, uid_t uid, char *err, size_t size)
+{
+	char todo[2 * MAD_JOBDIR_PATH], seen[MAD_JOBDIR_PATH], comp[256], link[MAD_JOBDIR_PATH];
+	size_t at = 0, n, slen = 0;
+	struct stat st;
+	int fd, next, links = 0;
+
+	n = strlen(path);
+	if (!n)
+		return path_refused(path, "", NULL, uid, "is empty", 0, err, size);
+	if (path[0] != '/') {
+		if (!getcwd(todo, sizeof(todo) - n - 2))
+			return path_refused(path, ".", NULL, uid, NULL, errno, err, size);
+		slen = strlen(todo);
+		todo[slen++] = '/';
+	}
+	if (slen + n + 1 > sizeof(todo))
+		return path_refused(path, "", NULL, uid, "is too long", 0, err, size);
+	memcpy(todo + slen, path, n + 1);
+	seen[0] = '\0';
+	slen = 0;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		return path_refused(path, "", NULL, uid, NULL, errno, err, size);
+	if (path_dir_ok(&st, uid)) {
+		close(fd);
+		return path_refused(path, "", &st, uid, NULL, 0, err, size);
+	}
+	while (todo[at]) {
+		while (todo[at] == '/')
+			at++;
+		n = strcspn(todo + at, "/");
+		if (!n)
+			break;
+		if (n >= sizeof(comp)) {
+			close(fd);
+			return path_refused(path, seen, NULL, uid, NULL, ENAMETOOLONG, err, size);
+		}
+		memcpy(comp, todo + at, n);
+		comp[n] = '\0';
+		at += n;
+		if (!strcmp(comp, "."))
+			continue;
+		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
+			int e = errno;
+
+			close(fd);
+			if (slen + 1 + n < sizeof(seen))
+				seen[slen] = '/', memcpy(seen + slen + 1, comp, n + 1);
+			return path_refused(path, seen, NULL, uid,
+					    e == ENOENT ? "does not exist" : NULL, e, err, size);
+		}
+		if (S_ISLNK(st.st_mode) && strcmp(comp, "..")) {
+			/* its folder passed the check; the link must be as trusted */
+			ssize_t r;
+			size_t rest = strlen(todo + at);
+
+			if (slen + 1 + n < sizeof(seen))
+				seen[slen] = '/', memcpy(seen + slen + 1, comp, n + 1);
+			if ((st.st_uid != 0 && st.st_uid != uid) || ++links > 40) {
+				close(fd);
+				return path_refused(path, seen, &st, uid,
+						    links > 40 ? "starts too many symbolic links" :
+								 "is a symbolic link of another user",
+						    0, err, size);
+			}
+			r = readlinkat(fd, comp, link, sizeof(link) - 1);
+			if (r <= 0 || (size_t)r + 1 + rest + 1 > sizeof(todo)) {
+				close(fd);
+				return path_refused(path, seen, NULL, uid, NULL,
+						    r < 0 ? errno : ENAMETOOLONG, err, size);
+			}
+			seen[slen] = '\0';
+			/* the rest of the path now follows the link's target */
+			memmove(todo + r + 1, todo + at, rest + 1);
+			memcpy(todo, link, (size_t)r);
+			todo[r] = '/';
+			at = 0;
+			if (link[0] == '/') {
+				close(fd);
+				slen = 0;
+				seen[0] = '\0';
+				fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (fd < 0)
+					return path_refused(path, "", NULL, uid, NULL, errno, err,
+							    size);
+			}
+			continue;
+		}
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (!strcmp(comp, "..")) {
+			while (slen && seen[slen - 1] != '/')
+				slen--;
+			if (slen)
+				slen--;
+			seen[slen] = '\0';
+		} else if (slen + 1 + n < sizeof(seen)) {
+			seen[slen] = '/';
+			memcpy(seen + slen + 1, comp, n + 1);
+			slen += 1 + n;
+		}
+		if (next < 0) {
+			int e = errno;
+
+			close(fd);
+			return path_refused(path, seen, NULL, uid,
+					    e == ENOTDIR ? "is not a directory" : NULL, e, err, size);
+		}
+		close(fd);
+		fd = next;
+		/* the opened folder is checked, not the name looked at */
+		if (fstat(fd, &st) || path_dir_ok(&st, uid)) {
+			int e = errno;
+
+			close(fd);
+			return path_refused(path, seen, &st, uid, NULL,
+					    path_dir_ok(&st, uid) ? 0 : e, err, size);
+		}
+	}
+	return fd;
+}
+
+/* FOUND: an earlier job's folder NAME of this identity goes aside. */
+static int move_aside(const struct mad_jobdir *d, int runfd, const char *name, char *notes,
+		      size_t nsize, char *err, size_t size)
+{
+	char old[128], suffix[40], text[2 * MAD_JOBDIR_PATH + 512];
 	int rc, tries = 0;
 
 	snprintf(suffix, sizeof(suffix), ".old.%ld.", (long)time(NULL));
 	do
-		rc = random_name(old, sizeof(old), path, suffix) ? -1 : rename(path, old);
+		rc = random_name(old, sizeof(old), name, suffix) ? -1 :
+								   renameat(runfd, name, runfd, old);
 	while (rc && (errno == EEXIST || errno == ENOTEMPTY) && ++tries < 3);
 	if (rc)
 		return mad_error(err, size,
-				 "the job folder '%s' is an earlier job's with the same id, and it cannot be moved aside to '%s': %s",
-				 path, old, strerror(errno));
-	snprintf(text, sizeof(text), "moved '%s', an earlier job's with the same id, to '%s'", path,
-		 old);
+				 "the job folder '%s/%s' is an earlier job's with the same id, and it cannot be moved aside to '%s': %s",
+				 d->run_dir, name, old, strerror(errno));
+	snprintf(text, sizeof(text), "moved '%s/%s', an earlier job's with the same id, to '%s/%s'",
+		 d->run_dir, name, d->run_dir, old);
 	note(notes, nsize, text);
 	return 0;
 }
 
-int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char *out, size_t osize,
-		    char *notes, size_t nsize, char *err, size_t size)
+/* NAME is one of the attempt's fallback names: <base>~ and 16 hex digits. */
+static int fallback_name(const struct mad_jobdir *d, const char *name)
 {
-	char path[MAD_JOBDIR_PATH];
+	size_t n = strlen(d->base_name);
+
+	if (strncmp(name, d->base_name, n) || name[n] != '~' || strlen(name + n + 1) != MAD_JOBDIR_RANDOM)
+		return 0;
+	for (const char *p = name + n + 1; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Says in NOTES why NAME was passed over. */
+static void passed_over(const struct mad_jobdir *d, const char *name, enum mad_jobdir_why why,
+			const struct stat *st, char *notes, size_t nsize)
+{
+	char what[256], text[MAD_JOBDIR_PATH + 400];
+
+	if (!notes || !nsize || why == MAD_JOBDIR_ABSENT)
+		return;
+	mad_jobdir_describe(d, why, st, what, sizeof(what));
+	snprintf(text, sizeof(text), "ignored '%s/%s': %s", d->run_dir, name, what);
+	note(notes, nsize, text);
+}
+
+/* Looks at <base>, then at every fallback name: the first of this
+ * attempt's in that order into BEST (its descriptor *FD), the others passed
+ * over into NOTES.  FOUND moves the attempt's folders aside instead.
+ * 0 found, 1 none, -1 (errno, or ERR) failed. */
+static int look(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mode mode, char *best,
+		int *fd, char *notes, size_t nsize, char *err, size_t size)
+{
 	struct stat st;
-	int k, round, free_k, made;
+	enum mad_jobdir_why why;
+	int lfd, cfd = -1;
+
+	*best = '\0';
+	*fd = -1;
+	why = mad_jobdir_check_at(d, runfd, d->base_name, &st, &cfd);
+	if (why == MAD_JOBDIR_ERROR)
+		goto broken;
+	if (why == MAD_JOBDIR_OURS && mode != MAD_JOBDIR_FOUND) {
+		memcpy(best, d->base_name, strlen(d->base_name) + 1);
+		*fd = cfd;
+		return 0;
+	}
+	if (why == MAD_JOBDIR_OURS) {
+		close(cfd);
+		if (move_aside(d, runfd, d->base_name, notes, nsize, err, size))
+			return -1;
+	} else {
+		passed_over(d, d->base_name, why, &st, notes, nsize);
+	}
+	/* a listing of the run folder, opened anew: on NFS an open
+	 * revalidates the folder and a listing refreshes the names it holds
+	 * (nfs(5), close-to-open), so a folder a peer made is seen.  Read with
+	 * getdents64 into the stack: a forked child may call this. */
+	lfd = openat(runfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lfd < 0)
+		goto broken;
+	for (;;) {
+		char buf[8192];
+		ssize_t got = getdents64(lfd, buf, sizeof(buf));
+
+		if (got < 0) {
+			int e = errno;
+
+			close(lfd);
+			if (*fd >= 0)
+				close(*fd);
+			*fd = -1;
+			errno = e;
+			goto broken;
+		}
+		if (got == 0)
+			break;
+		for (ssize_t off = 0; off < got;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+
+			off += e->d_reclen;
+			if (!fallback_name(d, e->d_name))
+				continue;
+			why = mad_jobdir_check_at(d, runfd, e->d_name, &st, &cfd);
+			if (why == MAD_JOBDIR_OURS && mode == MAD_JOBDIR_FOUND) {
+				close(cfd);
+				if (move_aside(d, runfd, e->d_name, notes, nsize, err, size)) {
+					close(lfd);
+					return -1;
+				}
+			} else if (why == MAD_JOBDIR_OURS && (!*best || strcmp(e->d_name, best) < 0)) {
+				if (*fd >= 0)
+					close(*fd);
+				*fd = cfd;
+				memcpy(best, e->d_name, strlen(e->d_name) + 1);
+			} else if (why == MAD_JOBDIR_OURS) {
+				close(cfd);
+			} else {
+				passed_over(d, e->d_name, why, &st, notes, nsize);
+			}
+		}
+	}
+	close(lfd);
+	return *best ? 0 : 1;
+broken:
+	if (err)
+		mad_error(err, size, "cannot look at the job folder '%s': %s", d->base,
+			  strerror(errno));
+	return -1;
+}
+
+int mad_jobdir_open_at(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mode mode, char *out,
+		       size_t osize, int *fdp, char *notes, size_t nsize, char *err, size_t size)
+{
+	char name[128];
+	int fd = -1, rc, made, round;
 
 	if (osize < MAD_JOBDIR_PATH || (mode == MAD_JOBDIR_FOUND && !err))
 		return -1;
-	if (run_dir_usable(d, err, size))
-		return -1;
-	/* Every name is looked at before one is made: a planted entry that
-	 * vanishes later must not send another node of the attempt to a new
-	 * folder under an earlier name. */
-	for (round = 0; round < 3; round++) {
-		if (notes && nsize)
-			*notes = '\0';
-		free_k = -1;
-		for (k = 0; k < MAD_JOBDIR_NAMES; k++) {
-			enum mad_jobdir_why why;
-
-			mad_jobdir_name(d, k, path);
-			why = mad_jobdir_check(d, path, &st);
-			if (why == MAD_JOBDIR_OURS && mode != MAD_JOBDIR_FOUND) {
-				memcpy(out, path, strlen(path) + 1);
-				return 0;
-			}
-			if (why == MAD_JOBDIR_OURS) {
-				if (move_aside(path, notes, nsize, err, size))
-					return -1;
-				why = MAD_JOBDIR_ABSENT;
-			}
-			if (why == MAD_JOBDIR_ERROR) {
-				if (!err)
-					return -1;
-				return mad_error(err, size, "cannot look at the job folder '%s': %s",
-						 path, strerror(errno));
-			}
-			if (why == MAD_JOBDIR_ABSENT) {
-				if (free_k < 0)
-					free_k = k;
-				continue;
-			}
-			if (notes && nsize) {
-				char what[256], text[MAD_JOBDIR_PATH + 300];
-
-				mad_jobdir_describe(d, why, &st, what, sizeof(what));
-				snprintf(text, sizeof(text), "ignored '%s': %s", path, what);
-				note(notes, nsize, text);
-			}
-		}
-		if (mode == MAD_JOBDIR_FIND)
-			return 1;
-		if (free_k < 0)
+	if (notes && nsize)
+		*notes = '\0';
+	rc = look(d, runfd, mode, name, &fd, notes, nsize, err, size);
+	for (round = 0; rc == 1 && mode != MAD_JOBDIR_FIND && round < 3; round++) {
+		/* <base> when free (a sibling racing for it then finds ours),
+		 * else a name no one can have planted */
+		if (mad_jobdir_check_at(d, runfd, d->base_name, &(struct stat){ 0 }, NULL) ==
+		    MAD_JOBDIR_ABSENT)
+			memcpy(name, d->base_name, strlen(d->base_name) + 1);
+		else if (random_name(name, sizeof(name), d->base_name, "~"))
 			break;
-		mad_jobdir_name(d, free_k, path);
-		made = make_dir(d, path);
+		made = make_dir(d, runfd, name);
+		if (made < 0)
+			break;
 		if (made == 0) {
-			memcpy(out, path, strlen(path) + 1);
-			return 0;
+			fd = openat(runfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			rc = fd < 0 ? -1 : 0;
+			break;
 		}
-		if (made < 0) {
-			if (!err)
-				return -1;
-			return mad_error(err, size, "cannot create the job folder '%s': %s", path,
-					 strerror(errno));
-		}
-		/* taken meanwhile (another node of this attempt?): look again */
-		if (mode == MAD_JOBDIR_FOUND)
-			mode = MAD_JOBDIR_JOIN; /* what it found aside stays aside */
+		/* taken meanwhile: by a sibling of this attempt, or by anyone */
+		rc = look(d, runfd, MAD_JOBDIR_JOIN, name, &fd, NULL, 0, err, size);
 	}
-	if (!err)
+	if (rc == 1 && mode != MAD_JOBDIR_FIND) {
+		rc = -1;
+		if (err)
+			mad_error(err, size, "cannot create the job folder '%s/%s': %s", d->run_dir,
+				  name, strerror(errno));
+	}
+	if (rc != 0)
+		return rc;
+	if (join(out, osize, d->run_dir, name)) {
+		close(fd);
+		return err ? mad_error(err, size, "the job folder's path is too long") : -1;
+	}
+	if (fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char *out, size_t osize,
+		    int *fdp, char *notes, size_t nsize, char *err, size_t size)
+{
+	int runfd = mad_rundir_open(d->run_dir, d->uid, err, size), rc;
+
+	if (notes && nsize)
+		*notes = '\0';
+	if (runfd < 0)
 		return -1;
-	if (free_k >= 0)
-		return mad_error(err, size,
-				 "the job folders '%s' .. '~%d' kept changing while they were read",
-				 d->base, MAD_JOBDIR_NAMES - 1);
-	return mad_error(err, size, "no usable job folder: '%s' and '%s~1' to '~%d' are all taken (%s)",
-			 d->base, d->base, MAD_JOBDIR_NAMES - 1,
-			 notes && *notes ? notes : "the folders change while they are read");
+	rc = mad_jobdir_open_at(d, runfd, mode, out, osize, fdp, notes, nsize, err, size);
+	close(runfd);
+	return rc;
 }

@@ -2,23 +2,33 @@
 /* jobdir.h: the job folder of one attempt, and writing files into it
  * (design.md §15).
  *
- * A job folder decides verdicts, addresses and barriers, so it is used only
- * if this attempt could have made it: a real directory (never a symbolic
- * link), owned by the job's user, writable by no one else, holding an
- * 'attempt' file (written with the folder, which appears whole by rename)
- * whose identity (cluster, job id, restart count) is this attempt's.
- * Anything else in the run folder under the job's name (planted by another
- * user, a link, another cluster's folder, a folder of an older release) is
- * passed over and named, and the attempt takes the next name, <base>~1 ..
- * <base>~7, which every node computes alike: a stale or foreign folder never
- * blocks a job, and needs no manual cleaning.
+ * A job folder decides verdicts, addresses and barriers, so it is found by
+ * what it is, not where: a real directory (never a symbolic link) owned by
+ * the job's user, writable by no one else, holding an 'attempt' file
+ * (written with the folder, which appears whole by rename) whose identity
+ * (cluster, job id, restart count) is this attempt's.  Its name is <base>
+ * (<job> or <job>.<restart>) when that is free, else <base>~<16 random hex
+ * digits>: another user can plant any number of entries, and none of them
+ * is ever taken, waited for or named twice; readers look at <base>, then
+ * at every <base>~* of the user, and take the first of this identity in
+ * name order.  Only the attempt's founder makes a folder (the caller says
+ * which: design.md §15), so nodes that start together never split one
+ * attempt between two folders; the others find it.
+ *
+ * The run folder is checked whole before anything in it is trusted, as
+ * OpenSSH's StrictModes checks a path: every folder from / down is root's
+ * or the job user's and writable by no one else unless it has the sticky
+ * bit, and a symbolic link on the way is followed only if it is root's or
+ * the user's (its folder passed the same check).  It is then opened once,
+ * and the job folder is opened and made relative to that descriptor.
  *
  * An earlier job with the same id on the same cluster (a controller whose
  * state was reset, MaxJobId wrapped) has the same identity.  The batch step
  * on SLURM runs before anything else of its attempt, so it founds the
- * folder (MAD_JOBDIR_FOUND): a folder of its own identity it finds there
- * is that earlier job's, and it is moved aside to <name>.old.<time>.<16 random hex digits>.
- * mad-wait checks each file's time against the job's submit time besides.
+ * folder (MAD_JOBDIR_FOUND): the folders of its own identity it finds are
+ * that earlier job's, and they are moved aside to
+ * <name>.old.<time>.<16 random hex digits>.  mad-wait checks each file's
+ * time against the job's submit time besides.
  *
  * With ERR and NOTES NULL, the functions marked so make system calls only:
  * a child forked from slurmstepd (multi-threaded) may call them. */
@@ -29,13 +39,14 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#define MAD_JOBDIR_NAMES 8   /* <base>, <base>~1 .. <base>~7 */
 #define MAD_JOBDIR_PATH 4200 /* a run folder (MAD_VALUE_MAX) and a job's name */
 #define MAD_JOBDIR_ATTEMPT "attempt"
+#define MAD_JOBDIR_RANDOM 16 /* hex digits of a name no one can plant first */
 
 /* One attempt's folder names and identity, formatted beforehand. */
 struct mad_jobdir {
-	char base[MAD_JOBDIR_PATH]; /* RUN_DIR/<job>[.<restart>] */
+	char base[MAD_JOBDIR_PATH]; /* RUN_DIR/<job>[.<restart>], for messages */
+	char base_name[64];         /* <job>[.<restart>] */
 	char run_dir[MAD_JOBDIR_PATH];
 	char attempt[768]; /* the attempt file this attempt writes */
 	size_t attempt_len;
@@ -55,6 +66,12 @@ struct mad_jobdir {
 int mad_jobdir_init(struct mad_jobdir *d, const char *run_dir, const char *base_name,
 		    const char *cluster, long job, long restart, uid_t uid, char *err, size_t size);
 
+/* Opens the run folder PATH (O_DIRECTORY) once its whole path passed the
+ * check above for the job's user UID: the descriptor, or -1 with ERR naming
+ * the folder on the way that failed and why.  System calls only when ERR is
+ * NULL. */
+int mad_rundir_open(const char *path, uid_t uid, char *err, size_t size);
+
 /* Why a folder is not this attempt's. */
 enum mad_jobdir_why {
 	MAD_JOBDIR_OURS,
@@ -66,38 +83,42 @@ enum mad_jobdir_why {
 	MAD_JOBDIR_NO_ATTEMPT,    /* no readable attempt file of the user's */
 	MAD_JOBDIR_OTHER_ATTEMPT, /* another cluster's or job's */
 	MAD_JOBDIR_EARLIER,       /* made before d->not_before: an earlier job's */
-	MAD_JOBDIR_ERROR,         /* lstat failed otherwise */
+	MAD_JOBDIR_ERROR,         /* cannot be looked at */
 };
 
-/* Name K (0..MAD_JOBDIR_NAMES-1) into OUT (MAD_JOBDIR_PATH bytes).
- * System calls only. */
-void mad_jobdir_name(const struct mad_jobdir *d, int k, char *out);
+/* Whether NAME in the run folder RUNFD is this attempt's folder; *ST is
+ * what was looked at.  With FD not NULL and the answer MAD_JOBDIR_OURS,
+ * *FD is the folder, opened (the caller closes it).  System calls only. */
+enum mad_jobdir_why mad_jobdir_check_at(const struct mad_jobdir *d, int runfd, const char *name,
+					struct stat *st, int *fd);
 
-/* Whether PATH is this attempt's folder; *ST is its lstat.  System calls
- * only. */
-enum mad_jobdir_why mad_jobdir_check(const struct mad_jobdir *d, const char *path, struct stat *st);
-
-/* What PATH is, for a message: "owned by uid 1001, not the job's user
+/* What it is, for a message: "owned by uid 1001, not the job's user
  * (uid 1000)". */
 void mad_jobdir_describe(const struct mad_jobdir *d, enum mad_jobdir_why why, const struct stat *st,
 			 char *out, size_t size);
 
 enum mad_jobdir_mode {
 	MAD_JOBDIR_FIND,  /* only an existing folder of this attempt */
-	MAD_JOBDIR_JOIN,  /* that, else make one under the first free name */
-	MAD_JOBDIR_FOUND, /* a fresh one: an earlier job's is moved aside */
+	MAD_JOBDIR_JOIN,  /* that, else make one: the attempt's founder */
+	MAD_JOBDIR_FOUND, /* a fresh one: an earlier job's are moved aside */
 };
 
-/* Opens the attempt's folder: walks the names in order and takes the first
- * that is this attempt's (FIND, JOIN), or that is free (JOIN, FOUND),
- * passing over the others.  The path into OUT (OSIZE >= MAD_JOBDIR_PATH).
- * Returns 0; 1 for FIND when there is none (yet); -1 with ERR when the run
- * folder is unusable or every name is taken.  NOTES gets the folders passed
- * over ("ignored '/shared/mad/5042': owned by uid 1001, not the job's user
- * (uid 1000)"), "" when none.  System calls only when ERR and NOTES are
- * NULL (then FOUND is not allowed). */
+/* Opens the attempt's folder: <base> if it is this attempt's, else the
+ * first of the user's <base>~* that is (FIND, JOIN); else makes one, under
+ * <base> when free, else under a fallback name (JOIN, FOUND).  The path
+ * into OUT (OSIZE >= MAD_JOBDIR_PATH); with FD not NULL, the opened folder
+ * into *FD (relative to the checked run folder).  Returns 0; 1 for FIND
+ * when there is none (yet); -1 with ERR when the run folder is unusable or
+ * the folder cannot be made.  NOTES gets what was passed over ("ignored
+ * '/shared/mad/5042': owned by uid 1001, not the job's user (uid 1000)"),
+ * "" when nothing.  System calls only when ERR and NOTES are NULL (then
+ * FOUND is not allowed). */
 int mad_jobdir_open(const struct mad_jobdir *d, enum mad_jobdir_mode mode, char *out, size_t osize,
-		    char *notes, size_t nsize, char *err, size_t size);
+		    int *fd, char *notes, size_t nsize, char *err, size_t size);
+/* The same in the run folder RUNFD that mad_rundir_open() opened for
+ * d->uid: for a reader that looks many times (mad-wait). */
+int mad_jobdir_open_at(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mode mode, char *out,
+		       size_t osize, int *fd, char *notes, size_t nsize, char *err, size_t size);
 
 /* FLAGS of mad_write_file(). */
 enum {
@@ -113,6 +134,9 @@ enum {
  * NULL. */
 int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
 		   char *err, size_t size);
+/* The same in the opened folder DIRFD; DIR names it in messages. */
+int mad_write_file_at(int dirfd, const char *dir, const char *name, const char *content, size_t len,
+		      int flags, char *err, size_t size);
 
 /* Whether NAME in the folder DIRFD is a regular file of UID: 0; 1 when it
  * is not, WHY saying so ("a symbolic link", "owned by uid 1001, not the

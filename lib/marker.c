@@ -16,15 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
-size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error)
+size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id,
+			 const char *error, long stepd)
 {
-	char host[256] = "";
+	char host[256] = "", step[40] = "";
 	int n;
 
 	gethostname(host, sizeof(host) - 1);
-	n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s", status, rank,
+	if (stepd > 0)
+		snprintf(step, sizeof(step), "stepd=%ld\n", stepd);
+	n = snprintf(buf, size, "%d\nrank=%ld\nhost=%s\njob=%ld\ntime=%ld\n%s%s%s%s", status, rank,
 		     host, job_id, (long)time(NULL), error ? "error=" : "", error ? error : "",
-		     error ? "\n" : "");
+		     error ? "\n" : "", step);
 
 	return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }
@@ -70,10 +73,10 @@ int mad_marker_write(const char *job_dir, long rank, const char *content, size_t
 	return mad_write_file(job_dir, name, content, len, 0, err, size);
 }
 
-int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_id)
+int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_id, long stepd)
 {
-	char path[4400], buf[2048], line[40];
-	size_t n = strlen(job_dir), m = strlen(name), off = 0, ln;
+	char path[4400], buf[2048], line[40], step[40];
+	size_t n = strlen(job_dir), m = strlen(name), off = 0, ln, sn;
 	ssize_t r;
 	int fd;
 
@@ -92,14 +95,19 @@ int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_
 	memcpy(line, "\njob=", 5);
 	ln = 5 + fmt_u64(line + 5, (uint64_t)job_id, 0);
 	line[ln++] = '\n';
-	return memmem(buf, off, "\nerror=", 7) != NULL && memmem(buf, off, line, ln) != NULL;
+	/* this step's own task_init wrote it, not an earlier job's with the id */
+	memcpy(step, "\nstepd=", 7);
+	sn = 7 + fmt_u64(step + 7, (uint64_t)stepd, 0);
+	step[sn++] = '\n';
+	return memmem(buf, off, "\nerror=", 7) != NULL && memmem(buf, off, line, ln) != NULL &&
+	       memmem(buf, off, step, sn) != NULL;
 }
 
 int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
-		     char *err, size_t size)
+		     long stepd, char *err, size_t size)
 {
 	char content[2048];
-	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error);
+	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error, stepd);
 
 	if (!len)
 		return mad_error(err, size, "cannot write the marker of rank %ld in '%s': too long",

@@ -8,10 +8,12 @@
 #include <stddef.h>
 
 /* Formats the marker of RANK into BUF: STATUS, this node's host name, JOB_ID,
- * the time now and ERROR (may be NULL).  Returns its length (0 if it does
- * not fit).  Not for a forked child: the child writes what the parent
- * formatted, with mad_marker_write(). */
-size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id, const char *error);
+ * the time now, ERROR (may be NULL) and STEPD, the slurmstepd whose task
+ * could not start (-1: none).  Returns its length (0 if it does not fit).
+ * Not for a forked child: the child writes what the parent formatted, with
+ * mad_marker_write(). */
+size_t mad_marker_format(char *buf, size_t size, int status, long rank, long job_id,
+			 const char *error, long stepd);
 /* PREFIX<RANK> into NAME ("done_rank12"; PREFIX at most 11 bytes, NAME at
  * least 32).  Safe in a forked child: no call but strlen and memcpy. */
 void mad_rank_file_name(char *name, size_t size, const char *prefix, long rank);
@@ -26,14 +28,16 @@ void mad_step_marker_name(char *name, size_t size, long step, long rank);
 int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
 		     size_t size);
 /* Whether marker NAME in JOB_DIR records why a task of job JOB_ID could not
- * start (an error= line, written by the plugin's task_init): the batch
- * step's task_exit then keeps it instead of writing the bare status over
- * it.  Safe in a forked child: system calls and byte compares only. */
-int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_id);
+ * start (an error= line, written by the plugin's task_init in the task of
+ * the slurmstepd STEPD): that step's task_exit then keeps it instead of
+ * writing the bare status over it.  An earlier job's with the same id
+ * (another slurmstepd) is replaced.  Safe in a forked child: system calls
+ * and byte compares only. */
+int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_id, long stepd);
 /* Formats and writes the marker of RANK in JOB_DIR (mad_marker_format,
  * mad_marker_write), as whoever calls: the job's user.  0, or -1 with ERR. */
 int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
-		     char *err, size_t size);
+		     long stepd, char *err, size_t size);
 /* script_rank<RANK> into NAME. */
 void mad_script_name(char *name, size_t size, long rank);
 /* Writes script_rank<RANK>: the job script started on node RANK (its host

@@ -100,9 +100,9 @@ int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad
 }
 
 int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, uid_t uid, long rank,
-		  long timeout, struct mad_rdzv *r, char *err, size_t size)
+		  long timeout, double already, struct mad_rdzv *r, char *err, size_t size)
 {
-	double start = mad_monotonic(), delay = 0.02, waited;
+	double start = mad_monotonic() - already, delay = 0.02, waited;
 	char last[256] = "no record";
 
 	for (;;) {

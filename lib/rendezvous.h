@@ -30,10 +30,11 @@ int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_r
  * unreadable, malformed, or not a regular file of UID (the job's user). */
 int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,
 		  size_t size);
-/* Waits up to TIMEOUT seconds for a record of JOB_ID, re-reading the
- * folder with backoff (so NFS caches refresh).  0, or -1 with ERR naming
- * the rank, the folder and the time waited. */
+/* Waits up to TIMEOUT seconds, of which ALREADY are spent (waiting for
+ * the job folder), for a record of JOB_ID, re-reading the folder with
+ * backoff (so NFS caches refresh).  0, or -1 with ERR naming the rank, the
+ * folder and the time waited. */
 int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, uid_t uid, long rank,
-		  long timeout, struct mad_rdzv *r, char *err, size_t size);
+		  long timeout, double already, struct mad_rdzv *r, char *err, size_t size);
 
 #endif

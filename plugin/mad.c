@@ -307,7 +307,10 @@ static void mark_failure(struct mad_contract *c, const struct mad_facts *f, cons
 	 * reason must reach the marker all the same */
 	if ((c->job_dir_open || mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err)) == 0) &&
 	    mad_expected_write(c->job_dir, c->markers_expected, NULL, 0) == 0)
-		mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, NULL, 0);
+		/* in the task SLURM forked: its parent is the step's slurmstepd,
+		 * whose task_exit keeps this marker (and no earlier job's) */
+		mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, (long)getppid(),
+				 NULL, 0);
 }
 
 /* Opens the attempt's job folder in task_init (jobdir.h).  In nodes
@@ -326,6 +329,9 @@ static int open_job_dir(struct mad_contract *c, const struct mad_facts *f, char 
 
 	if (!*c->run_dir || f->host_lacks_options)
 		return 0;
+	/* an array's other ranks wait for rank 0's folder: scancel must end them */
+	if (mode == MAD_JOBDIR_JOIN && c->rank != 0)
+		make_killable_while_waiting();
 	rc = mad_contract_job_dir(c, mode, err, size);
 	if (rc < 0)
 		return -1;
@@ -458,10 +464,10 @@ static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const c
 		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
 		    geteuid() != uid)
 			_exit(125);
-		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), NULL, 0, NULL, 0))
+		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), NULL, NULL, 0, NULL, 0))
 			_exit(126);
 		/* task_init recorded why the task could not start: that stays */
-		if (job_id >= 0 && mad_marker_failure_recorded(dir, name, job_id))
+		if (job_id >= 0 && mad_marker_failure_recorded(dir, name, job_id, (long)getppid()))
 			_exit(0);
 		_exit(mad_write_file(dir, name, content, len, flags, NULL, 0) ? 127 : 0);
 	}
@@ -517,7 +523,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	else
 		mad_step_marker_name(name, sizeof(name), c.step_id, c.task_rank);
 	len = mad_marker_format(content, sizeof(content), status,
-				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL);
+				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL, -1);
 	/* A step task's marker only names a failure (the batch marker decides):
 	 * not worth an fsync per task in slurmstepd's reaping loop. */
 	if (len && mad_contract_jobdir(&c, &d, err, sizeof(err)) == 0)

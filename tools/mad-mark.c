@@ -76,8 +76,8 @@ int main(int argc, char **argv)
 		tool_error("warning: %s", c.job_dir_notes);
 	if (mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
 	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err)) :
-		     mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, err,
-				      sizeof(err))))
+		     mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, -1,
+				      err, sizeof(err))))
 		die("%s", err);
 	return MAD_EXIT_OK;
 }

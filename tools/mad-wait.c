@@ -11,7 +11,9 @@
 #include "error.h"
 #include "options.h"
 #include "strbuf.h"
+#include "jobdir.h"
 #include "wait/follow.h"
+#include "wait/prune.h"
 #include "site/plugstack.h"
 #include "wait/queue.h"
 #include "wait/wait.h"
@@ -57,6 +59,9 @@ static const char usage[] =
 	"                             (default 5m)\n"
 	"      --no-requeue           a failed marker ends the wait even when the job is\n"
 	"                             requeued (default: the final attempt decides)\n"
+	"      --prune=AGE            wait for nothing: remove the job folders of jobs no\n"
+	"                             longer in the queue where nothing was written for\n"
+	"                             AGE (yours; root: everyone's), naming each\n"
 	"      --ready                wait until the job is ready (rank 0 ran mad-mark\n"
 	"                             --ready ENDPOINT) and print the endpoint; exit 1 at\n"
 	"                             once if the job ends first\n"
@@ -74,7 +79,7 @@ static const char usage[] =
 
 struct cli {
 	const char *run_dir, *run_dir_from, *follow;
-	double timeout, interval, unknown_budget;
+	double timeout, interval, unknown_budget, prune;
 	int json, quiet, following;
 	struct mad_wait_cfg cfg;
 };
@@ -134,7 +139,7 @@ static int duration_opt(const char *name, const char *arg, double *out, int zero
 
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-	enum { ARG_STARTUP = 256, ARG_OVERTIME, ARG_BUDGET, ARG_NO_REQUEUE, ARG_READY };
+	enum { ARG_STARTUP = 256, ARG_OVERTIME, ARG_BUDGET, ARG_NO_REQUEUE, ARG_READY, ARG_PRUNE };
 	static const struct option longopts[] = {
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "nnodes", required_argument, NULL, 'n' },
@@ -146,6 +151,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "unknown-budget", required_argument, NULL, ARG_BUDGET },
 		{ "no-requeue", no_argument, NULL, ARG_NO_REQUEUE },
 		{ "ready", no_argument, NULL, ARG_READY },
+		{ "prune", required_argument, NULL, ARG_PRUNE },
 		{ "follow", optional_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -165,6 +171,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 	c->cfg.empty_grace = 5;
 	c->cfg.gone_polls = 3;
 	c->cfg.nnodes = -1;
+	c->prune = -1;
 	opterr = 0;
 	while (!rc && (opt = getopt_long(argc, argv, ":d:n:t:i:g:f::jqhV", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -203,6 +210,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case ARG_READY:
 			c->cfg.ready = 1;
 			break;
+		case ARG_PRUNE:
+			rc = duration_opt("--prune", optarg, &c->prune, 1);
+			break;
 		case 'f':
 			c->following = 1;
 			c->follow = optarg;
@@ -221,7 +231,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			return usage_bad_option(opt, argv);
 		}
 	}
-	if (!rc && optind >= argc)
+	if (!rc && c->prune >= 0 && optind < argc)
+		return usage_error("--prune takes no job id (got '%s')", argv[optind]);
+	if (!rc && c->prune < 0 && optind >= argc)
 		return usage_error("no job id given");
 	return rc;
 }
@@ -683,6 +695,69 @@ static void follow_free(struct follower *fl, int n)
 
 /* ------------------------------------------------------------ main loop */
 
+/* --prune=AGE: the job folders of the run folder that the caller may
+ * remove, nothing written in them for AGE, whose jobs squeue no longer
+ * lists as active (lib/wait/prune.h).  Nothing is removed unless squeue
+ * answered for every one. */
+static int prune(const struct cli *c)
+{
+	struct mad_prune_folder *f;
+	struct mad_queue_entry *e;
+	char err[MAD_ERR_MAX];
+	size_t n, removed = 0, failed = 0;
+	long now = (long)time(NULL);
+	int runfd = mad_rundir_open(c->run_dir, getuid(), err, sizeof(err));
+
+	if (runfd < 0) {
+		tool_error("%s", err);
+		return MAD_WAIT_USAGE;
+	}
+	if (mad_prune_list(runfd, getuid(), now - (long)c->prune, &f, &n, err, sizeof(err))) {
+		close(runfd);
+		tool_error("%s", err);
+		return MAD_WAIT_FAILED;
+	}
+	e = calloc(n ? n : 1, sizeof(*e));
+	if (!e) {
+		free(f);
+		close(runfd);
+		tool_error("out of memory");
+		return MAD_WAIT_FAILED;
+	}
+	for (size_t i = 0; i < n; i++)
+		e[i].id = f[i].job;
+	/* squeue in batches of ids: a command line of bounded length */
+	for (size_t i = 0; i < n; i += 256) {
+		if (mad_queue_ask(e + i, n - i < 256 ? n - i : 256, 60, err, sizeof(err))) {
+			tool_error("%s: nothing removed", err);
+			free(e);
+			free(f);
+			close(runfd);
+			return MAD_WAIT_UNKNOWN;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].listing == MAD_LISTING_ACTIVE)
+			continue;
+		if (mad_prune_remove(runfd, c->run_dir, f[i].name, err, sizeof(err))) {
+			tool_error("%s", err);
+			failed++;
+			continue;
+		}
+		removed++;
+		if (!c->quiet)
+			printf("removed '%s/%s' (job %ld, last written %ld s ago)\n", c->run_dir,
+			       f[i].name, f[i].job, now - f[i].newest);
+	}
+	if (!c->quiet)
+		printf("%zu removed, %zu kept (job in the queue), %zu failed\n", removed,
+		       n - removed - failed, failed);
+	free(e);
+	free(f);
+	close(runfd);
+	return failed ? MAD_WAIT_FAILED : MAD_WAIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static struct mad_wait_job jobs[JOBS_MAX];
@@ -705,6 +780,8 @@ int main(int argc, char **argv)
 	n = argc - optind;
 	if (n > JOBS_MAX)
 		return usage_error("more than %d job ids", JOBS_MAX);
+	if (c.prune >= 0)
+		return (rc = find_run_dir(&c, from, sizeof(from))) ? rc : prune(&c);
 	if ((rc = find_run_dir(&c, from, sizeof(from))) ||
 	    (rc = parse_job_ids(n, argv + optind, jobs, c.run_dir)))
 		return rc;

@@ -35,6 +35,7 @@ int mad_wait_job_init(struct mad_wait_job *j, long id, const char *run_dir)
 	j->submitted = -1;
 	j->attempt_from = -1;
 	j->wait_start = (long)time(NULL);
+	j->run_fd = -1;
 	snprintf(j->run_dir, sizeof(j->run_dir), "%s", run_dir);
 	snprintf(j->dir, sizeof(j->dir), "%s/%ld", run_dir, id);
 	return 0;
@@ -50,6 +51,9 @@ void mad_wait_job_free(struct mad_wait_job *j)
 	free(j->past);
 	free(j->rank);
 	free(j->task);
+	if (j->run_fd >= 0)
+		close(j->run_fd);
+	j->run_fd = -1;
 	j->past = NULL;
 	j->rank = NULL;
 	j->task = NULL;
@@ -445,7 +449,18 @@ static int locate(struct mad_wait_job *j, long restart, int next, char *path, si
 					   j->wait_start;
 	if (d.not_before >= 0)
 		d.not_before -= MAD_WAIT_CLOCK_SLACK;
-	rc = mad_jobdir_open(&d, MAD_JOBDIR_FIND, path, psize, notes, sizeof(notes), err, size);
+	/* the run folder's path is checked once for the job's user, and the
+	 * folder looked at through that descriptor from then on */
+	if (j->run_fd < 0 || j->run_fd_uid != j->uid) {
+		if (j->run_fd >= 0)
+			close(j->run_fd);
+		j->run_fd = mad_rundir_open(j->run_dir, j->uid, err, size);
+		if (j->run_fd < 0)
+			return -1;
+		j->run_fd_uid = j->uid;
+	}
+	rc = mad_jobdir_open_at(&d, j->run_fd, MAD_JOBDIR_FIND, path, psize, NULL, notes,
+				sizeof(notes), err, size);
 	if (*notes)
 		ignore(j, notes);
 	return rc;

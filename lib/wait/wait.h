@@ -140,7 +140,9 @@ struct mad_wait_job {
 	int unbounded;   /* never listed, confirmed gone: no time bound */
 	char ignored[1024]; /* what was passed over, for the reason and --json */
 	char run_dir[4096];
-	char dir[4200]; /* run_dir/<id>[.<restart>] */
+	int run_fd;       /* run_dir, its whole path checked for run_fd_uid; -1 */
+	uid_t run_fd_uid; /* (jobdir.h): opened once per job's user */
+	char dir[4200];   /* run_dir/<id>[.<restart>] */
 	long restart;
 	long expected; /* markers to expect, -1 until known */
 	const char *expected_from;

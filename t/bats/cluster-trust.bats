@@ -107,8 +107,13 @@ waitfor() {
 # The job folder the job's own script was given (it printed job_dir=$MAD_JOB_DIR).
 job_dir_of() { sed -n 's/^job_dir=//p' "$1" | head -1; }
 
+# The job's own folder, $1 taken by another: a name of 16 random hex digits after '~'.
+fallback_of() { # base dir
+	[[ $2 =~ ^$(re_quote "$1")~[0-9a-f]{16}$ ]] || fail "the job folder '$2' is not a fallback name of '$1'"
+}
+
 # The output names the job folder $1 as passed over (mad-wait's reason, or the plugin's
-# note): "ignored" with that path, not a longer name (~1, .old) or a file below it.
+# note): "ignored" with that path, not a longer name (~..., .old) or a file below it.
 names_ignored() { # dir text
 	grep -E "ignored.*$(re_quote "$1")([^~0-9./]|/[^ ]*:|\$)" <<<"$2"
 }
@@ -125,16 +130,17 @@ restart_fresh_wait() {
 	done
 }
 
-@test "another user's done_rank0 (0) and expected under the next id: the job that exits 3 writes <id>~1, mad-wait says 1" {
+@test "another user's done_rank0 (0) and expected under the next id: the job that exits 3 writes <id>~<random>, mad-wait says 1" {
 	next_job_id
 	plant 0777 "$run_dir/$next" done_rank0 0 expected 1
 	submit --nodes=1 --mad-model=m --wrap 'echo "job_dir=$MAD_JOB_DIR"; exit 3'
 	[[ $jobid == "$next" ]] || fail "the job got id $jobid, not $next: another job was submitted meanwhile"
 	assert_equal "$status" 3
 	# the job's own folder, another name, its marker the job's status
-	assert_equal "$(job_dir_of "$out")" "$run_dir/$next~1"
-	assert_equal "$(head -1 "$run_dir/$next~1/done_rank0")" 3
-	assert_equal "$(stat -c %U "$run_dir/$next~1/done_rank0")" "$MAD_CLUSTER_USER"
+	own=$(job_dir_of "$out")
+	fallback_of "$run_dir/$next" "$own"
+	assert_equal "$(head -1 "$own/done_rank0")" 3
+	assert_equal "$(stat -c %U "$own/done_rank0")" "$MAD_CLUSTER_USER"
 	# the planted folder is left as it was, and named
 	assert_equal "$(head -1 "$run_dir/$next/done_rank0")" 0
 	assert_equal "$(find "$run_dir/$next" -user "$MAD_CLUSTER_USER" | wc -l)" 0
@@ -146,7 +152,7 @@ restart_fresh_wait() {
 	names_ignored "$run_dir/$next" "$output"
 }
 
-@test "a symbolic link under the next id to another user's folder (writable, with done_rank0 0): nothing of the job lands there, its files are in <id>~1" {
+@test "a symbolic link under the next id to another user's folder (writable, with done_rank0 0): nothing of the job lands there, its files are in <id>~<random>" {
 	next_job_id
 	bait=$run_dir/bait-$next
 	rm -rf "$bait" "${run_dir:?}/$next"
@@ -162,9 +168,10 @@ restart_fresh_wait() {
 	assert_equal "$(find "$bait" -user "$MAD_CLUSTER_USER" | wc -l)" 0
 	[[ -L $run_dir/$next ]]
 	# the job's files, in a folder of its own
-	assert_equal "$(job_dir_of "$out")" "$run_dir/$next~1"
-	assert_equal "$(head -1 "$run_dir/$next~1/done_rank0")" 3
-	assert_equal "$(head -1 "$run_dir/$next~1/expected")" 1
+	own=$(job_dir_of "$out")
+	fallback_of "$run_dir/$next" "$own"
+	assert_equal "$(head -1 "$own/done_rank0")" 3
+	assert_equal "$(head -1 "$own/expected")" 1
 	grep -F "ignored '$run_dir/$next': a symbolic link" "$out"
 	waitfor "$next"
 	assert_equal "$status" 1
@@ -198,7 +205,9 @@ time=$(date +%s)"
 			fail "rank $r did not get rank 0's address $addr0"
 	done
 	# the record the tasks met in is the job's, in its own folder; the planted one is as it was
-	grep -qx "addr=$addr0" "$run_dir/$next~1/rendezvous"
+	own=$(sed -n 's/.* job_dir=//p' <<<"$outs" | sort -u)
+	fallback_of "$run_dir/$next" "$own"
+	grep -qx "addr=$addr0" "$own/rendezvous"
 	grep -qx addr=10.99.99.99 "$run_dir/$next/rendezvous"
 	grep -F "ignored '$run_dir/$next': owned by uid $uid2, not the job's user (uid $uid)" <<<"$outs"
 }
@@ -248,8 +257,9 @@ time=$(date +%s)"
 	[[ $ready_output != *10.99.99.99* ]] || fail "mad-wait --ready gave the planted endpoint"
 	assert_equal "$ready_status" 0
 	assert_equal "$ready_output" "tcp://$host:1"
-	assert_equal "$(job_dir_of "$out")" "$run_dir/$next~1"
-	assert_equal "$(head -1 "$run_dir/$next~1/ready_rank0")" "tcp://$host:1"
+	own=$(job_dir_of "$out")
+	fallback_of "$run_dir/$next" "$own"
+	assert_equal "$(head -1 "$own/ready_rank0")" "tcp://$host:1"
 	assert_equal "$(head -1 "$run_dir/$next/ready_rank0")" http://10.99.99.99:8000/
 	grep -F "ignored '$run_dir/$next': owned by uid $uid2, not the job's user (uid $uid)" "$out"
 }
@@ -304,6 +314,39 @@ time=$(date +%s)"
 	assert_output --partial "rank 1 failed with exit status 3"
 }
 
+@test "stale, same id, array fan-out: A's task 1 could not start (its marker says why), the controller's state is cleared, array B with A's id succeeds: mad-wait B says 0" {
+	# a run folder of this test's own: no earlier folder under the id to join
+	dir=$MAD_CLUSTER_PUBLIC/stale-failure-$$-$BATS_TEST_NUMBER
+	mkdir -p "$dir"
+	chmod 1777 "$dir"
+	restart_fresh
+	# A: task 0 held, task 1 gives up on rank 0 after 3 s and records why
+	run "$AS_USER" sbatch --parsable --hold --array=0-1 --nodes=1 --exclusive --mad-fanout=array \
+		--mad-model=m --mad-timeout=3 --mad-run-dir="$dir" \
+		--output="$MAD_CLUSTER_SHARED/trust-$BATS_TEST_NUMBER-a%a.out" \
+		--wrap 'echo "job_dir=$MAD_JOB_DIR"; exit 0'
+	a=${output%%;*}
+	"$AS_USER" scontrol release "${a}_1"
+	for _ in $(seq 120); do
+		[[ -z $("$AS_USER" squeue -h -j "${a}_1" 2>/dev/null) ]] && break
+		sleep 0.5
+	done
+	"$AS_USER" scancel "$a"
+	a_dir=$(find "$dir" -maxdepth 2 -name done_rank1 -printf '%h\n' | head -1)
+	[[ -n $a_dir ]] || fail "A's task 1 left no marker"
+	grep -q '^error=' "$a_dir/done_rank1" || fail "A's task 1 marker records no reason: $(cat "$a_dir/done_rank1")"
+	restart_fresh
+	submit --array=0-1 --nodes=1 --exclusive --mad-fanout=array --mad-model=m --mad-timeout=30 \
+		--mad-run-dir="$dir" --output="trust-$BATS_TEST_NUMBER-b%a.out" \
+		--wrap 'echo "job_dir=$MAD_JOB_DIR"; exit 0'
+	[[ $jobid == "$a" ]] || fail "array B got id $jobid, not A's $a, after a fresh controller"
+	b1=$(job_dir_of "$MAD_CLUSTER_SHARED/trust-$BATS_TEST_NUMBER-b1.out")
+	# B's task 1 marker is B's success, not A's recorded failure
+	assert_equal "$(head -1 "$b1/done_rank1")" 0
+	waitfor -d "$dir" "$jobid"
+	assert_equal "$status" 0
+}
+
 @test "a run folder every user may write without the sticky bit (0777): the job fails, naming the folder and the sticky bit; no marker written" {
 	dir=$MAD_CLUSTER_PUBLIC/nosticky
 	mkdir -p "$dir"
@@ -335,7 +378,7 @@ time=$(date +%s)"
 	submit --nodes=1 --mad-model=m --mad-run-dir="$dir" --wrap 'echo "job_dir=$MAD_JOB_DIR"; exit 0'
 	assert_equal "$status" 0
 	job_dir=$(job_dir_of "$out")
-	[[ $job_dir == "$dir/$jobid" || $job_dir == "$dir/$jobid~"[1-7] ]] || fail "job folder '$job_dir'"
+	[[ $job_dir == "$dir/$jobid" || $job_dir =~ ^$(re_quote "$dir/$jobid")~[0-9a-f]{16}$ ]] || fail "job folder '$job_dir'"
 	[[ -e $job_dir/done_rank0 ]] || fail "no batch marker in '$job_dir': $(ls -la "$job_dir")"
 	# this job's, not one an earlier job with its id left
 	[[ -n $(find "$job_dir/done_rank0" -newer "$stamp") ]] || fail "the batch marker in '$job_dir' is older than the job"

@@ -122,14 +122,83 @@ setup() {
 	[[ -z $(find "$run_dir/12" -name '.*tmp*') ]]
 }
 
-@test "mad-mark passes over a link planted under the job's name, says so, and marks in <id>~1" {
+@test "mad-mark passes over a link planted under the job's name, says so, and marks in a name no one can plant" {
 	mkdir -p "$BATS_TEST_TMPDIR/elsewhere"
 	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$run_dir/13"
 	run --separate-stderr env "${job[@]:1}" SLURM_JOB_ID=13 mad-mark 2
 	assert_success
 	[[ $stderr == *"warning: ignored '$run_dir/13': a symbolic link"* ]]
-	[[ $(head -1 "$run_dir/13~1/done_rank0") == 2 ]]
+	made=("$run_dir"/13~*)
+	((${#made[@]} == 1)) && [[ ${made[0]} =~ /13~[0-9a-f]{16}$ ]]
+	[[ $(head -1 "${made[0]}/done_rank0") == 2 ]]
 	[[ -z $(ls "$BATS_TEST_TMPDIR/elsewhere") ]]
+	# the next writer of the attempt, and a reader, find it again
+	run env "${job[@]:1}" SLURM_JOB_ID=13 mad-mark 0
+	assert_success
+	[[ $(head -1 "${made[0]}/done_rank0") == 0 ]]
+	run env "${job[@]:1}" SLURM_JOB_ID=13 mad-env --json
+	assert_output --partial "${made[0]}"
+}
+
+# Trials of an array of N ranks whose mad-env start together in a run folder every user may
+# write, while another user makes and removes a folder under the array's id in a loop:
+# prints how many trials split the attempt between folders (or lost a rank).
+race_trials() { # trials ranks
+	local trials=$1 n=$2 run churner t k dirs pids split=0 user=() other=()
+	run=$(mktemp -d /tmp/mad-race-XXXXXX)
+	chmod 1777 "$run"
+	# the job's user and another: two ordinary users when root can be them
+	if [[ $(id -u) == 0 ]]; then
+		user=(setpriv --reuid=4321 --regid=4321 --clear-groups)
+		other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	fi
+	for ((t = 1; t <= trials; t++)); do
+		local id=$((1000 + t))
+		"${other[@]}" sh -c 'while :; do mkdir "$1" 2>/dev/null && rmdir "$1" 2>/dev/null; done' sh "$run/$id" &
+		churner=$!
+		pids=()
+		for ((k = 0; k < n; k++)); do
+			"${user[@]}" env -i PATH="$PATH" MAD_MODEL=m MAD_FANOUT=array MAD_NNODES="$n" \
+				MAD_TIMEOUT=20 SLURM_ARRAY_JOB_ID="$id" SLURM_ARRAY_TASK_ID="$k" \
+				SLURM_JOB_ID=$((id * 100 + k)) MAD_RUN_DIR="$run" mad-env 2>/dev/null |
+				sed -n 's/^export MAD_JOB_DIR=//p' >"$run/.rank$k" &
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		kill "$churner"
+		wait "$churner" 2>/dev/null
+		dirs=$(cat "$run"/.rank* | sort | uniq -c)
+		if [[ $(wc -l <<<"$dirs") != 1 || $dirs != *" $n "* ]]; then
+			split=$((split + 1))
+			echo "trial $t, $n ranks: $dirs" >&2
+		fi
+		rm -f "$run"/.rank*
+	done
+	rm -rf "$run"
+	echo "$split"
+}
+
+@test "array ranks that start together meet in one folder while another user makes and removes one under the id: 0 splits in 200 trials (4 and 16 ranks)" {
+	run race_trials 100 4
+	assert_output 0
+	run race_trials 100 16
+	assert_output 0
+}
+
+@test "another user's entries under the next 100 ids (the id, ~1 to ~7 and 20 other names each) block no job" {
+	run_dir=$(mktemp -d /tmp/mad-planted-XXXXXX)
+	chmod 1777 "$run_dir"
+	as=()
+	[[ $(id -u) != 0 ]] || as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	"${as[@]}" sh -c 'cd "$1" && for id in $(seq 500 599); do : >"$id"; for k in $(seq 7); do : >"$id~$k"; done; for k in $(seq 20); do mkdir "$id~$(printf %016x "$k")"; done; done' sh "$run_dir"
+	for id in 500 547 599; do
+		run env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=$id SLURM_JOB_NUM_NODES=1 \
+			SLURM_JOB_NODELIST=localhost MAD_RUN_DIR="$run_dir" mad-mark 0
+		assert_success
+		marked=$(find "$run_dir" -maxdepth 2 -name done_rank0 -path "*/$id~*" -user "$(id -u)")
+		[[ $marked =~ /$id~[0-9a-f]{16}/done_rank0$ ]] || fail "job $id marked in '$marked'"
+	done
+	rm -rf "$run_dir"
 }
 
 @test "mad-mark: bad status or no run folder is a usage error" {

@@ -465,4 +465,91 @@ follow_for_3s() { # pattern
 	assert_success
 	assert_line '[rank 0] hello from 0'
 	assert_line '[rank 1] hello from 1'
+
+@test "a run folder reached through a link another user can flip (a project folder 0777): refused by name in 200 runs, never a verdict from the decoy" {
+	top=$(mktemp -d /tmp/mad-flip-XXXXXX)
+	chmod 0755 "$top"
+	mkdir -m 0777 "$top/project"
+	mkdir -p "$top/real" "$top/decoy"
+	# the job (42) exited 3; the user's other job (43) exited 0
+	for j in 42 43; do
+		mkdir "$top/real/$j"
+		printf 'cluster=x\njob=%s\nrestart=0\n' "$j" >"$top/real/$j/attempt"
+		echo 1 >"$top/real/$j/expected"
+	done
+	echo 3 >"$top/real/42/done_rank0"
+	echo 0 >"$top/real/43/done_rank0"
+	ln -s ../real/43 "$top/decoy/42"
+	printf '42 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	as=()
+	[[ $(id -u) != 0 ]] || { chmod 0755 "$top/real" "$top/decoy"; as=(setpriv --reuid=65534 --regid=65534 --clear-groups); }
+	"${as[@]}" ln -s ../real "$top/project/runs"
+	# shellcheck disable=SC2016 # the flipper's own shell expands it
+	"${as[@]}" sh -c 'while :; do ln -sfn ../decoy "$1.new" && mv -T "$1.new" "$1"; ln -sfn ../real "$1.new" && mv -T "$1.new" "$1"; done' sh "$top/project/runs" &
+	flipper=$!
+	wrong=0 refused=0
+	for _ in $(seq 200); do
+		run mad-wait -d "$top/project/runs" --timeout 5 --interval 1 42
+		((status != 0)) || wrong=$((wrong + 1))
+		[[ $status == 64 && $output == *"'$top/project' is writable by group or others without the sticky bit"* ]] &&
+			refused=$((refused + 1))
+	done
+	kill "$flipper"
+	wait "$flipper" 2>/dev/null || true
+	echo "wrong verdicts: $wrong, refused by name: $refused"
+	rm -rf "$top"
+	assert_equal "$wrong" 0
+	assert_equal "$refused" 200
+}
+
+@test "--prune: removes only job folders of jobs no longer in the queue, idle for the age, the caller's; never through a link" {
+	run_dir=$(mktemp -d /tmp/mad-prune-XXXXXX)
+	chmod 1777 "$run_dir"
+	old=$(date -d '10 days ago' +%Y%m%d%H%M)
+	# old(): the folder and its files last written 10 days ago
+	old() { find "$run_dir/$1" -exec touch -h -t "$old" {} +; }
+	for j in 70 71 72 73.1 74~00000000000000ab 75.old.1700000000.00000000000000cd; do
+		jobdir "$j"
+		echo 0 >"$run_dir/$j/done_rank0"
+		old "$j"
+	done
+	# 71 is still in the queue; 72 was written to an hour ago
+	printf '71 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
+	touch -d '1 hour ago' "$run_dir/72/done_rank0"
+	# not job folders: no attempt file; a folder inside; a link named as a job folder
+	mkdir "$run_dir/76" "$run_dir/77" "$run_dir/elsewhere"
+	touch "$run_dir/76/done_rank0"
+	jobdir 77
+	mkdir "$run_dir/77/sub"
+	old 76
+	old 77
+	echo keep >"$run_dir/elsewhere/attempt"
+	ln -s elsewhere "$run_dir/78"
+	if [[ $(id -u) == 0 ]]; then # another user's: root prunes it, a user would not
+		jobdir 79
+		old 79
+		chown -R 65534:65534 "$run_dir/79"
+	fi
+	run mad-wait --prune 7d -d "$run_dir"
+	assert_success
+	for j in 70 73.1 74~00000000000000ab 75.old.1700000000.00000000000000cd; do
+		[[ ! -e $run_dir/$j ]] || fail "$j was not removed"
+		assert_output --partial "removed '$run_dir/$j'"
+	done
+	for j in 71 72 76 77 78 elsewhere; do
+		[[ -e $run_dir/$j ]] || fail "$j was removed"
+	done
+	[[ -L $run_dir/78 && -e $run_dir/elsewhere/attempt ]]
+	[[ $(id -u) != 0 || ! -e $run_dir/79 ]] || fail "root did not prune another user's old folder"
+	# squeue cannot answer: nothing is removed, exit 3
+	jobdir 80
+	old 80
+	rm "$BATS_TEST_TMPDIR/queue"
+	run mad-wait --prune 7d -d "$run_dir"
+	assert_failure 3
+	assert_output --partial "nothing removed"
+	[[ -e $run_dir/80 ]]
+	run mad-wait --prune 7d -d "$run_dir" 80
+	assert_failure 64
+	rm -rf "$run_dir"
 }

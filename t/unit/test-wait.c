@@ -281,13 +281,13 @@ TEST(trust_a_planted_folder_is_passed_over_and_named)
 	snprintf(target, sizeof(target), "%s/elsewhere", run_dir);
 	snprintf(path, sizeof(path), "%s/312", run_dir);
 	CHECK(symlink(target, path) == 0);
-	mkjob("312~1");
-	put("312~1/attempt", "cluster=test\njob=312\nrestart=0\n");
-	put("312~1/expected", "1\n");
-	put("312~1/done_rank0", "3\n");
+	mkjob("312~00000000000000f1");
+	put("312~00000000000000f1/attempt", "cluster=test\njob=312\nrestart=0\n");
+	put("312~00000000000000f1/expected", "1\n");
+	put("312~00000000000000f1/done_rank0", "3\n");
 	mad_wait_scan(&j, &strict, 0, err, sizeof(err));
 	CHECK(mad_wait_decide(&j, &strict, 0) == MAD_WAIT_FAILED);
-	CHECK(strstr(j.dir, "/312~1") != NULL);
+	CHECK(strstr(j.dir, "/312~00000000000000f1") != NULL);
 	CHECK(strstr(j.reason, "rank 0 failed with exit status 3") != NULL);
 	CHECK(strstr(j.reason, "/312': a symbolic link") != NULL);
 	mad_wait_job_free(&j);

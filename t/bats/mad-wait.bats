@@ -465,6 +465,7 @@ follow_for_3s() { # pattern
 	assert_success
 	assert_line '[rank 0] hello from 0'
 	assert_line '[rank 1] hello from 1'
+}
 
 @test "a run folder reached through a link another user can flip (a project folder 0777): refused by name in 200 runs, never a verdict from the decoy" {
 	top=$(mktemp -d /tmp/mad-flip-XXXXXX)

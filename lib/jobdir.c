@@ -634,12 +634,12 @@ static int look(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mode mode
 		int *fd, char *notes, size_t nsize, char *err, size_t size)
 {
 	struct stat st;
-	enum mad_jobdir_why why;
+	enum mad_jobdir_why why, base_why;
 	int lfd, cfd = -1;
 
 	*best = '\0';
 	*fd = -1;
-	why = mad_jobdir_check_at(d, runfd, d->base_name, &st, &cfd);
+	why = base_why = mad_jobdir_check_at(d, runfd, d->base_name, &st, &cfd);
 	if (why == MAD_JOBDIR_ERROR)
 		goto broken;
 	if (why == MAD_JOBDIR_OURS && mode != MAD_JOBDIR_FOUND) {
@@ -681,7 +681,10 @@ static int look(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mode mode
 			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
 
 			off += e->d_reclen;
-			if (!fallback_name(d, e->d_name))
+			/* <base> absent before the listing may be a name the client
+			 * cached as missing (NFS): the listing has refreshed it */
+			if (!fallback_name(d, e->d_name) &&
+			    (base_why != MAD_JOBDIR_ABSENT || strcmp(e->d_name, d->base_name)))
 				continue;
 			why = mad_jobdir_check_at(d, runfd, e->d_name, &st, &cfd);
 			if (why == MAD_JOBDIR_OURS && mode == MAD_JOBDIR_FOUND) {

@@ -151,7 +151,8 @@ int mad_prune_list(int runfd, uid_t caller, long not_after, struct mad_prune_fol
 					free(*out);
 					*out = NULL;
 					*n = 0;
-					return mad_error(err, size, "out of memory listing the run folder");
+					return mad_error(err, size,
+							 "out of memory listing the run folder");
 				}
 				*out = grown;
 				cap = ncap;
@@ -199,8 +200,8 @@ int mad_prune_remove(int runfd, const char *dir, const char *name, char *err, si
 
 				close(lfd);
 				close(fd);
-				return mad_error(err, size, "cannot remove '%s/%s/%s': %s", dir, name,
-						 e->d_name, strerror(e2));
+				return mad_error(err, size, "cannot remove '%s/%s/%s': %s", dir,
+						 name, e->d_name, strerror(e2));
 			}
 			removed += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 		}

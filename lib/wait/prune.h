@@ -17,7 +17,7 @@
 
 struct mad_prune_folder {
 	char name[128];
-	long job;   /* the job (array job) id its name starts with */
+	long job;    /* the job (array job) id its name starts with */
 	long newest; /* the newest write time of the folder or a file in it */
 };
 

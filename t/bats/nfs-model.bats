@@ -17,7 +17,10 @@ setup() {
 	require_root "FUSE mounts with allow_other, files made as other users"
 	require fusermount "Debian package fuse"
 	require /usr/bin/python3 "Debian package python3-fusepy"
-	[[ -c /dev/fuse ]] || { echo "no /dev/fuse" >&2; return 1; }
+	if [[ ! -c /dev/fuse ]]; then
+		[[ ${CI:-} != true ]] || { echo "no /dev/fuse and CI=true: failing, not skipping" >&2; return 1; }
+		skip "no /dev/fuse (FUSE mounts)"
+	fi
 	/usr/bin/python3 -c 'import fusepy' || { echo "no fusepy (Debian package python3-fusepy)" >&2; return 1; }
 	nfs=$(cd "$BATS_TEST_DIRNAME/../nfs" && pwd)/nfs-client
 	for u in madtest madtest2; do

@@ -25,6 +25,17 @@
 # (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE). The default partition "mad",
 # which every other test uses, stays as it is. 0: leave them out.
 : "${MAD_CLUSTER_PREEMPT:=1}"
+# 1: the shared folder ($MAD_CLUSTER_DIR/shared, where the tests' run folders are) behaves
+# as NFS does at a site: its files are kept in $MAD_CLUSTER_DIR/nfs-server (the server), and
+# each node sees them through a client of its own, t/nfs/nfs-client (a model of a Linux NFS
+# client's cache), mounted at that path in the node's mount namespace; the host (tests,
+# as-user, mad-wait) sees them through one more client mounted there. A name one node
+# looked up absent then stays absent to it until the folder's cached attributes expire
+# (30 to 60 s) or it opens the folder. Needs root and /dev/fuse. 0: a plain local folder,
+# every file seen by every node the moment it is renamed into place.
+: "${MAD_CLUSTER_NFS:=0}"
+# Options of every nfs-client, e.g. "--acdirmin 3 --acdirmax 6" (default: NFS's own).
+: "${MAD_CLUSTER_NFS_ARGS:=}"
 : "${MAD_CLUSTER_CTLD_PORT:=16817}"
 : "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
 : "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
@@ -63,6 +74,7 @@ else
 	: "${MAD_CLUSTER_GROUP:=}"
 fi
 
+[[ $MAD_CLUSTER_NFS == [01] ]] || { echo "MAD_CLUSTER_NFS must be 0 or 1 (got '$MAD_CLUSTER_NFS')" >&2; exit 2; }
 [[ $MAD_CLUSTER_PREEMPT == [01] ]] || { echo "MAD_CLUSTER_PREEMPT must be 0 or 1 (got '$MAD_CLUSTER_PREEMPT')" >&2; exit 2; }
 
 case $MAD_CLUSTER_NETNS in
@@ -77,7 +89,7 @@ if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then
 	[[ $MAD_CLUSTER_MODE == netns ]] ||
 		{ echo "MAD_CLUSTER_IPV6_ONLY needs network namespaces (root, MAD_CLUSTER_NETNS=1)" >&2; exit 2; }
 fi
-export MAD_CLUSTER_IPV6_ONLY
+export MAD_CLUSTER_IPV6_ONLY MAD_CLUSTER_NFS MAD_CLUSTER_NFS_ARGS
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
 	MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
@@ -126,6 +138,9 @@ mad_daemons() {
 	for f in "$MAD_CLUSTER_DIR"/run/slurmd-*.pid; do
 		if [[ -e $f ]]; then echo "$f slurmd"; fi
 	done
+	for f in "$MAD_CLUSTER_DIR"/run/nfs-*.pid; do
+		if [[ -e $f ]]; then echo "$f nfs-client"; fi
+	done
 	echo "$MAD_CLUSTER_DIR/run/slurmctld.pid slurmctld"
 	echo "$MAD_CLUSTER_DIR/run/munged.pid munged"
 }
@@ -136,6 +151,9 @@ mad_settings() {
 	local v
 	# Only when set, so the settings of a default cluster stay as they were.
 	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then printf 'export MAD_CLUSTER_IPV6_ONLY=%q\n' "$MAD_CLUSTER_IPV6_ONLY"; fi
+	if [[ $MAD_CLUSTER_NFS == 1 ]]; then
+		printf 'export MAD_CLUSTER_NFS=1 MAD_CLUSTER_NFS_ARGS=%q\n' "$MAD_CLUSTER_NFS_ARGS"
+	fi
 	for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
 		MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
 		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_CLUSTER_USER2 \
@@ -219,19 +237,29 @@ mad_daemon() {
 # clusters with the same node names never see each other's, the machine's /etc/hosts is never
 # written, and a test can give one node a hosts view of its own (edit the file in place).
 mad_start_slurmd() {
-	local k=$1 hosts=$MAD_CLUSTER_DIR/etc/hosts.n$1
-	# shellcheck disable=SC2016 # $1 and $2 are expanded by the inner sh
-	local boot='mount --bind "$2" /etc/hosts && hostname "$1" && exec slurmd -N "$1"'
+	local k=$1 hosts=$MAD_CLUSTER_DIR/etc/hosts.n$1 nfs=()
+	# MAD_CLUSTER_NFS: the node's own NFS client, mounted in its mount namespace before
+	# slurmd starts (nfs-client returns once mounted; its pid file names it for stop),
+	# over the host's client's mount, which the namespace got a copy of: unmounted first
+	# (the last word of the command is the mount point).
+	if [[ $MAD_CLUSTER_NFS == 1 ]]; then
+		mad_nfs_retire "n$k"
+		mapfile -t nfs < <(mad_nfs_client "n$k")
+	fi
+	# shellcheck disable=SC2016 # $1, $2 and $@ are expanded by the inner sh
+	local boot='n=$1; mount --bind "$2" /etc/hosts && hostname "$1" && shift 2 &&
+		{ [ $# -eq 0 ] || { for m; do :; done; umount -l "$m" 2>/dev/null; "$@"; }; } && exec slurmd -N "$n"'
 	if [[ $MAD_CLUSTER_MODE == netns ]]; then
 		# Not `ip netns exec`: it remounts /sys, and slurmd, finding no cgroup filesystem
 		# there, refuses to start. nsenter changes only the network; unshare gives the node
 		# its own host name and mounts.
 		mad_daemon nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n$k" \
-			unshare --uts --mount --propagation private sh -c "$boot" sh "n$k" "$hosts"
+			unshare --uts --mount --propagation private sh -c "$boot" sh "n$k" "$hosts" "${nfs[@]}"
 	elif [[ $(id -u) == 0 ]]; then
 		# shellcheck disable=SC2016
 		mad_daemon unshare --mount --propagation private \
-			sh -c 'mount --bind "$2" /etc/hosts && exec slurmd -N "$1"' sh "n$k" "$hosts"
+			sh -c 'n=$1; mount --bind "$2" /etc/hosts && shift 2 && { [ $# -eq 0 ] || { for m; do :; done; umount -l "$m" 2>/dev/null; "$@"; }; } && exec slurmd -N "$n"' \
+			sh "n$k" "$hosts" "${nfs[@]}"
 	else
 		mad_daemon slurmd -N "n$k"
 	fi >>"$MAD_CLUSTER_DIR/log/slurmd-n$k.stderr" 2>&1
@@ -252,4 +280,49 @@ mad_write_hosts_views() {
 		} >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
 		chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"
 	done
+}
+
+# MAD_CLUSTER_NFS=1: the folder that holds the shared folder's files (the server).
+mad_nfs_server() { echo "$MAD_CLUSTER_DIR/nfs-server"; }
+
+# The command that mounts client NAME (a node, or "host") of the server at the shared folder.
+# One word a line, for mapfile.
+mad_nfs_client() { # name
+	local args
+	read -ra args <<<"$MAD_CLUSTER_NFS_ARGS"
+	printf '%s\n' "$(cd "$(dirname "${BASH_SOURCE[0]}")/../nfs" && pwd)/nfs-client" "${args[@]}" \
+		--log "$MAD_CLUSTER_DIR/log/nfs-$1.log" --pidfile "$MAD_CLUSTER_DIR/run/nfs-$1.pid" \
+		"$(mad_nfs_server)" "$MAD_CLUSTER_DIR/shared"
+}
+
+# The client of a node whose slurmd is started again: ended if nothing else is left in its
+# mount namespace; else kept for the steps still running there (their namespace outlives a
+# killed slurmd), its pid file renamed so stop still ends it.
+mad_nfs_retire() { # name
+	local f=$MAD_CLUSTER_DIR/run/nfs-$1.pid pid ns p
+	[[ -e $f ]] || return 0
+	pid=$(cat "$f" 2>/dev/null) || pid=
+	if ! mad_pid_is_ours "$pid" nfs-client; then rm -f "$f"; return 0; fi
+	ns=$(readlink "/proc/$pid/ns/mnt") || ns=
+	for p in /proc/[0-9]*; do
+		if [[ ${p#/proc/} != "$pid" && $(readlink "$p/ns/mnt" 2>/dev/null) == "$ns" ]]; then
+			mv -f "$f" "$MAD_CLUSTER_DIR/run/nfs-$1-old$pid.pid"
+			return 0
+		fi
+	done
+	kill -TERM "$pid" 2>/dev/null || true
+	rm -f "$f"
+}
+
+# The shared folder's model mounts: the host's here, each node's in its namespace.
+mad_nfs_mounts() {
+	local pidfile name pid
+	findmnt -n -t fuse.nfsmodel -o TARGET,SOURCE "$MAD_CLUSTER_DIR/shared" | sed 's/^/  host: /' || true
+	while read -r pidfile name; do
+		[[ $name == slurmd ]] || continue
+		pid=$(cat "$pidfile" 2>/dev/null) || continue
+		mad_pid_is_ours "$pid" slurmd || continue
+		nsenter --mount="/proc/$pid/ns/mnt" findmnt -n -t fuse.nfsmodel -o TARGET,SOURCE "$MAD_CLUSTER_DIR/shared" |
+			sed "s/^/  $(basename "$pidfile" .pid): /" || true
+	done < <(mad_daemons)
 }

@@ -343,7 +343,10 @@ int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char
 				break;
 			mad_sleep(delay < (double)c->timeout - waited ? delay :
 									(double)c->timeout - waited);
-			delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
+			/* as the rendezvous polls: fast while a gang starts, then
+			 * at most one look a second */
+			delay = delay * 1.5 > (waited > 30 ? 1.0 : 0.2) ? (waited > 30 ? 1.0 : 0.2) :
+									  delay * 1.5;
 		}
 		c->job_dir_waited = 1;
 		c->job_dir_wait_s = waited;

@@ -362,8 +362,12 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		 * folder holds an earlier run's markers (spur re-runs a requeued
 		 * job there); a later attempt's folder is a run after the requeue */
 		if (!j->array && j->restart == 0 && j->listing == MAD_LISTING_ACTIVE &&
-		    waiting_to_run(j->state))
+		    waiting_to_run(j->state)) {
+			/* a short job runs between two answers: squeue is asked
+			 * at once whether it ran, not an interval later */
+			j->held_success = 1;
 			return MAD_WAIT_PENDING;
+		}
 		if (j->expected == 1)
 			snprintf(j->reason, sizeof(j->reason), "rank 0 exited 0");
 		else
@@ -506,7 +510,8 @@ struct mad_wait_step mad_wait_next(struct mad_wait_timing *t, struct mad_wait_jo
 
 		decided += v != MAD_WAIT_PENDING;
 		failed |= v == MAD_WAIT_FAILED;
-		rerun_ask |= v == MAD_WAIT_PENDING && jobs[i].rerun == MAD_RERUN_ASK;
+		rerun_ask |= v == MAD_WAIT_PENDING && (jobs[i].rerun == MAD_RERUN_ASK ||
+						       (jobs[i].held_success && !jobs[i].held_asked));
 	}
 	if (failed || decided == n) {
 		t->code = MAD_WAIT_OK;
@@ -590,7 +595,10 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 		 * folder must be read before the first attempt's marker decides. */
 		rescan |= j->listing != MAD_LISTING_ACTIVE || (j->nfailed && j->rerun == MAD_RERUN_NO);
 		confirming |= (j->gone_polls > 0 && j->gone_polls < cfg->gone_polls) ||
-			      j->rerun == MAD_RERUN_UNSURE;
+			      j->rerun == MAD_RERUN_UNSURE || j->held_success;
+		/* a held success asked about: again as a vanished job is */
+		j->held_asked = j->held_success;
+		j->held_success = 0;
 		if (j->time_limit < 0)
 			unlimited = 1;
 		else if (j->listing != MAD_LISTING_ABSENT) /* a pending job's clock has not started */

@@ -157,6 +157,8 @@ struct mad_wait_job {
 	struct mad_step_task *task; /* step tasks, sorted by step and task */
 	long ntask, ntask_failed;
 	enum mad_rerun rerun;
+	int held_success; /* every marker a success, held: squeue last showed it waiting to run */
+	int held_asked;   /* ... and squeue was asked since (at once, then as confirming) */
 	/* the attempts before this one, oldest first */
 	struct mad_wait_attempt *past;
 	long npast;

@@ -568,6 +568,34 @@ TEST(rerun_a_success_does_not_decide_while_the_job_waits_to_run)
 	mad_wait_job_free(&j);
 }
 
+/* A job submitted just before the wait: squeue's first answer shows it
+ * pending, then it runs and ends between two answers.  Its markers are
+ * held only until squeue is asked again, at once, not an interval later
+ * (bench/wait: a 2 s job was decided 25 s after its end). */
+TEST(policy_a_success_held_while_pending_asks_squeue_at_once)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	char err[512];
+
+	mkjob("324");
+	job_init(&j, 324, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	answer(&t, &j, 1, &cfg, "324 PENDING 10\n", T0);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 0.1).action == MAD_WAIT_SLEEP);
+	put("324/expected", "1\n");
+	put("324/done_rank0", "0\nhost=n1\n");
+	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 3).action == MAD_WAIT_ASK);
+	/* squeue still says pending (spur lists late): asked again within 5 s */
+	answer(&t, &j, 1, &cfg, "324 PENDING 10\n", T0 + 3);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 3.1).action == MAD_WAIT_SLEEP);
+	CHECK(t.next_queue <= T0 + 3 + 5);
+	answer(&t, &j, 1, &cfg, "324 COMPLETED 10\n", T0 + 8);
+	CHECK(next_at(&t, &j, 1, &cfg, T0 + 8).code == MAD_WAIT_OK);
+	mad_wait_job_free(&j);
+}
+
 /* An answer for job J alone. */
 static void answer1(struct mad_wait_job *j, const struct mad_wait_cfg *c, const char *text, double now)
 {
@@ -1501,6 +1529,7 @@ int main(void)
 	RUN(rerun_what_a_run_writes_as_it_starts_is_read_despite_clock_skew);
 	RUN(rerun_a_start_squeue_cannot_tell_changes_nothing);
 	RUN(rerun_a_success_does_not_decide_while_the_job_waits_to_run);
+	RUN(policy_a_success_held_while_pending_asks_squeue_at_once);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
 	RUN(lost_a_job_listed_running_past_its_limit_and_the_overtime);
 	RUN(lost_the_limits_deadline_is_asked_at_again_when_it_moves);

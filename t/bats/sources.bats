@@ -211,7 +211,7 @@ cache_is_empty() {
 }
 
 @test "t/sources pins spur and the SchedMD release of every source release t/suite tests, each row well formed" {
-	MAD_SOURCES_TABLE= run "$src/t/fetch-sources" --names
+	MAD_SOURCES_TABLE='' run "$src/t/fetch-sources" --names
 	assert_success
 	assert_line spur
 	releases=$(sed -n 's/^releases=//p' "$src/t/suite")

@@ -12,6 +12,6 @@
 # MAD_BUILD unset under make check, where the build folder is the one running them).
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_default_build=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-suite
-# spur's source tarball, from which t/spur/host/build builds spur's real SPANK host (the
-# shared folder next to this project; t/suite exports it for distcheck's copy of the tree).
-: "${MAD_SPUR_TARBALL:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/../shared/spur/spur-4cc3da8.tar.xz}"
+# spur's source and SchedMD's releases are not defaults here: t/fetch-sources finds them
+# (MAD_SPUR_TARBALL, MAD_SLURM_TARBALLS, the shared folder beside the tree, the cache) or
+# fetches them, as t/sources pins them.

@@ -36,6 +36,21 @@ require_root() {
 	skip "not root ($1)"
 }
 
+# require_spur_host HOST: HOST is spur's real SPANK host (t/spur/spurd-spank), not the
+# stand-in make check writes without spur's source (Makefile.am): else a skip that says
+# what to set, a failure under CI.
+require_spur_host() {
+	local why
+	[[ -x $1 ]] || { echo "no spurd-spank at $1 (make check builds it)" >&2; return 1; }
+	[[ $(head -c 2 "$1") == '#!' ]] || return 0
+	why=$(sed -n 's/^# spurd-spank stand-in: //p' "$1")
+	if [[ ${CI:-} == true ]]; then
+		echo "$why (${1##*/} is a stand-in) and CI=true: failing, not skipping" >&2
+		return 1
+	fi
+	skip "$why"
+}
+
 # silent_resolver TIMEOUT ATTEMPTS CMD...: runs CMD in a network and mount
 # namespace of its own (as root) where the resolver never answers: its
 # /etc/resolv.conf names 127.0.0.1, where a UDP socket reads every question

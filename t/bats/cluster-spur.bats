@@ -53,6 +53,7 @@ teardown_file() {
 setup() {
 	load ../lib.sh
 	cluster_test
+	require_spur_host "$MAD_CLUSTER_SHARED/spurd-spank" # a stand-in without spur's source
 	gens=(0.8 0.12)
 	spur_env=(env PATH="$BATS_TEST_DIRNAME/../spur/bin:$PATH"
 		SPUR_EMU_HOST="$MAD_CLUSTER_SHARED/spurd-spank"

@@ -339,6 +339,7 @@ job_story() {
 
 @test "spur: startup window where squeue lists nothing, no false failure; array fan-out via mad-env/mad-mark" {
 	host=${MAD_BUILD:-${MAD_BUILDDIR:-}}/t/spur/spurd-spank
+	require_spur_host "$host"
 	cp "$host" "$MAD_CLUSTER_SHARED/spurd-spank"
 	chmod 0755 "$MAD_CLUSTER_SHARED/spurd-spank"
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_SHARED/spur-plugstack-wait.conf"

@@ -14,6 +14,7 @@ setup() {
 	load_helpers
 	load ../spur/lib.sh
 	host=$MAD_BUILDDIR/t/spur/spurd-spank
+	require_spur_host "$host"
 	so=$MAD_BUILDDIR/plugin/.libs/mad.so
 	plugstack=$BATS_TEST_TMPDIR/plugstack.conf
 	echo "optional $so" >"$plugstack"
@@ -37,11 +38,9 @@ spur_job() {
 	assert_failure
 }
 
-# The tarball t/spur/host/build takes (t/env.sh).
+# The tarball t/spur/host/build takes (t/fetch-sources, verified against t/sources).
 spur_tarball() {
-	local t=$MAD_SPUR_TARBALL
-	[[ -r $t ]] || { echo "no spur source tarball $t (set MAD_SPUR_TARBALL)"; return 1; }
-	echo "$t"
+	"$MAD_SRCDIR/t/fetch-sources" --no-fetch spur
 }
 
 @test "the host in use is spur's, built from its source: its exports are build.rs's list, read from the tarball now" {

@@ -21,6 +21,7 @@ setup() {
 @test "mad.so under spur's real long-lived host: memcheck-clean, and helgrind-clean with 16 jobs at once" {
 	require valgrind "the suite installs it"
 	host=$MAD_BUILDDIR/t/spur/spurd-spank
+	require_spur_host "$host"
 	plugstack=$BATS_TEST_TMPDIR/plugstack.conf
 	echo "optional $MAD_BUILDDIR/plugin/.libs/mad.so" >"$plugstack"
 	# one job, its command and its end hooks

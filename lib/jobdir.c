@@ -727,9 +727,11 @@ int mad_jobdir_open_at(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mo
 	rc = look(d, runfd, mode, name, &fd, notes, nsize, err, size);
 	for (round = 0; rc == 1 && mode != MAD_JOBDIR_FIND && round < 3; round++) {
 		/* <base> when free (a sibling racing for it then finds ours),
-		 * else a name no one can have planted */
-		if (mad_jobdir_check_at(d, runfd, d->base_name, &(struct stat){ 0 }, NULL) ==
-		    MAD_JOBDIR_ABSENT)
+		 * else, and after a first try there lost to someone else, a
+		 * name no one can have planted: another user making and
+		 * removing <base> cannot keep the founder out */
+		if (round == 0 && mad_jobdir_check_at(d, runfd, d->base_name, &(struct stat){ 0 },
+						      NULL) == MAD_JOBDIR_ABSENT)
 			memcpy(name, d->base_name, strlen(d->base_name) + 1);
 		else if (random_name(name, sizeof(name), d->base_name, "~"))
 			break;
@@ -747,8 +749,9 @@ int mad_jobdir_open_at(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mo
 	if (rc == 1 && mode != MAD_JOBDIR_FIND) {
 		rc = -1;
 		if (err)
-			mad_error(err, size, "cannot create the job folder '%s/%s': %s", d->run_dir,
-				  name, strerror(errno));
+			mad_error(err, size,
+				  "cannot create the job folder '%s' (or a name after it): %s",
+				  d->base, strerror(errno));
 	}
 	if (rc != 0)
 		return rc;

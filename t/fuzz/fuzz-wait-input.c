@@ -3,8 +3,8 @@
  * squeue's output, time limits and plugstack.conf text.  The first byte
  * picks the reader.  Beyond "no crash", it checks their promises: a
  * complete marker has a status 0..65535, a rejected one says why; squeue
- * entries keep the ids asked for, a state and a user that fit, and a
- * submit time only where listed (the owner and time mad-wait trusts files
+ * entries keep the ids asked for, a state and a user that fit, a uid only
+ * for a numeric user, and a submit time only where listed (the owner and time mad-wait trusts files
  * by, design.md §15); a found plugstack line has at most
  * MAD_PLUGSTACK_ARGS arguments, all non-empty. */
 #include "marker.h"
@@ -55,7 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(e[i].listing != MAD_LISTING_ABSENT || e[i].state[0] == '\0');
 			check(e[i].time_limit >= -1);
 			check(strlen(e[i].user) < sizeof(e[i].user));
-			check(e[i].submitted >= -1 && e[i].uid == -1);
+			/* a numeric %u is the uid itself; a name is looked up later */
+			check(e[i].submitted >= -1 &&
+			      (e[i].uid == -1 || (e[i].user[0] && strspn(e[i].user, "0123456789") ==
+									  strlen(e[i].user))));
 			check(e[i].listing != MAD_LISTING_ABSENT ||
 			      (e[i].user[0] == '\0' && e[i].submitted == -1));
 		}

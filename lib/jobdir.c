@@ -567,12 +567,15 @@ int mad_rundir_open(const char *path, uid_t uid, char *err, size_t size)
 		close(fd);
 		fd = next;
 		/* the opened folder is checked, not the name looked at */
-		if (fstat(fd, &st) || path_dir_ok(&st, uid)) {
+		if (fstat(fd, &st)) {
 			int e = errno;
 
 			close(fd);
-			return path_refused(path, seen, &st, uid, NULL,
-					    path_dir_ok(&st, uid) ? 0 : e, err, size);
+			return path_refused(path, seen, NULL, uid, NULL, e, err, size);
+		}
+		if (path_dir_ok(&st, uid)) {
+			close(fd);
+			return path_refused(path, seen, &st, uid, NULL, 0, err, size);
 		}
 	}
 	return fd;

@@ -62,7 +62,11 @@ long mad_prune_job_name(const char *name, int *leftover)
 			return -1;
 		*leftover = 1;
 	}
-	return *p ? -1 : job;
+	if (*p) {
+		*leftover = 0;
+		return -1;
+	}
+	return job;
 }
 
 /* The folder FD (NAME) holds regular files only, an attempt file among them

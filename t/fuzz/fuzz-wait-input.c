@@ -4,11 +4,13 @@
  * picks the reader.  Beyond "no crash", it checks their promises: a
  * complete marker has a status 0..65535, a rejected one says why; squeue
  * entries keep the ids asked for, a state and a user that fit, a uid only
- * for a numeric user, and a submit time only where listed (the owner and time mad-wait trusts files
+ * for a numeric user, and a submit time only where listed; a job folder's
+ * name gives a job id only when it starts with one (the owner and time mad-wait trusts files
  * by, design.md §15); a found plugstack line has at most
  * MAD_PLUGSTACK_ARGS arguments, all non-empty. */
 #include "marker.h"
 #include "site/plugstack.h"
+#include "wait/prune.h"
 #include "wait/queue.h"
 
 #include <stdint.h>
@@ -72,6 +74,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s[len] = '\0';
 		check(mad_time_limit_parse(s) >= -1);
 		check(mad_submit_time_parse(s) >= -1);
+		{
+			/* a job folder's name, as mad-wait --prune reads the run folder */
+			int leftover;
+			long job = mad_prune_job_name(s, &leftover);
+
+			check(job >= -1 && (leftover == 0 || leftover == 1));
+			check(job < 0 || (s[0] >= '1' && s[0] <= '9'));
+			check(!leftover || (job > 0 && strstr(s, ".new.") != NULL));
+		}
 		free(s);
 		break;
 	default:

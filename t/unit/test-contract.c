@@ -524,18 +524,21 @@ TEST(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node)
 {
 	char dir[] = "/tmp/mad-rdzv-XXXXXX";
 	struct mad_rdzv r = { "2001:db8::7", 20001, "n1", 70, 4, 2, -1 }, got;
+	int fd;
 
 	CHECK(mkdtemp(dir) != NULL);
-	CHECK(mad_rdzv_publish(dir, "rendezvous.0", &r, err, sizeof(err)) == 0);
-	CHECK(mad_rdzv_read(dir, "rendezvous.0", getuid(), &got, err, sizeof(err)) == 1);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(mad_rdzv_publish(fd, dir, "rendezvous.0", &r, err, sizeof(err)) == 0);
+	CHECK(mad_rdzv_read(fd, dir, "rendezvous.0", getuid(), &got, err, sizeof(err)) == 1);
 	CHECK_STR(got.addr, "2001:db8::7");
 	CHECK(got.tasks_per_node == 2 && got.port == 20001 && got.job_id == 70);
 	CHECK(got.time >= time(NULL) - 5 && got.time <= time(NULL));
-	CHECK(mad_rdzv_read(dir, "rendezvous", getuid(), &got, err, sizeof(err)) == 0);
+	CHECK(mad_rdzv_read(fd, dir, "rendezvous", getuid(), &got, err, sizeof(err)) == 0);
 	/* only the job's user's record counts (jobdir.h) */
-	CHECK(mad_rdzv_read(dir, "rendezvous.0", getuid() + 1, &got, err, sizeof(err)) == -1);
+	CHECK(mad_rdzv_read(fd, dir, "rendezvous.0", getuid() + 1, &got, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "ignored the rendezvous record") != NULL);
 	CHECK(strstr(err, "not the job's user") != NULL);
+	close(fd);
 	{
 		char cmd[300];
 

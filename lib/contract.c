@@ -214,6 +214,7 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 		     char *err, size_t size)
 {
 	memset(c, 0, sizeof(*c));
+	c->job_dir_fd = -1;
 	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
 	if (o->scheduler != MAD_SCHED_AUTO)
 		c->scheduler = o->scheduler;
@@ -324,7 +325,7 @@ int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char
 {
 	struct mad_jobdir d;
 	char path[MAD_JOBDIR_PATH];
-	int rc;
+	int rc, fd = -1;
 
 	if (!*c->run_dir)
 		return mad_error(err, size, "no run folder");
@@ -356,13 +357,22 @@ int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char
 		 * keeps its failure (mad-wait reads every folder of the
 		 * attempt's identity) */
 	}
-	rc = mad_jobdir_open(&d, mode, path, sizeof(path), NULL, c->job_dir_notes,
+	rc = mad_jobdir_open(&d, mode, path, sizeof(path), &fd, c->job_dir_notes,
 			     sizeof(c->job_dir_notes), err, size);
 	if (rc == 0) {
+		/* the folder as it was checked: every later file goes through it */
+		mad_contract_release(c);
+		c->job_dir_fd = fd;
 		memcpy(c->job_dir, path, strlen(path) + 1);
-		c->job_dir_open = 1;
 	}
 	return rc;
+}
+
+void mad_contract_release(struct mad_contract *c)
+{
+	if (c->job_dir_fd >= 0)
+		close(c->job_dir_fd);
+	c->job_dir_fd = -1;
 }
 
 /* MASTER_ADDR names the step's first node; block, cyclic and plane layouts
@@ -436,7 +446,7 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 	struct mad_rdzv r;
 	int rc;
 
-	if (!c->job_dir_open) {
+	if (c->job_dir_fd < 0) {
 		/* without waiting, a peer only looks for the founder's folder */
 		int publishes = c->task0_publishes ? c->task_rank == 0 : c->rank == 0;
 		rc = mad_contract_job_dir(c, wait || publishes ? MAD_JOBDIR_JOIN : MAD_JOBDIR_FIND,
@@ -457,15 +467,15 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 		r.job_id = c->collect_job_id;
 		r.nnodes = c->nnodes;
 		r.tasks_per_node = c->local_world_size;
-		return mad_rdzv_publish(c->job_dir, c->record, &r, err, size);
+		return mad_rdzv_publish(c->job_dir_fd, c->job_dir, c->record, &r, err, size);
 	}
 	if (!wait) {
-		rc = mad_rdzv_read(c->job_dir, c->record, c->uid, &r, err, size);
+		rc = mad_rdzv_read(c->job_dir_fd, c->job_dir, c->record, c->uid, &r, err, size);
 		if (rc < 0)
 			return -1;
 		if (rc == 0 || r.job_id != c->collect_job_id)
 			return 1;
-	} else if (mad_rdzv_wait(c->job_dir, c->record, c->collect_job_id, c->uid,
+	} else if (mad_rdzv_wait(c->job_dir_fd, c->job_dir, c->record, c->collect_job_id, c->uid,
 				 c->task0_publishes ? c->task_rank : c->rank, c->timeout,
 				 c->job_dir_wait_s, &r, err, size)) {
 		return -1;

@@ -93,8 +93,8 @@ struct mad_contract {
 	long nproc;
 	char nproc_from[64];
 	char run_dir[MAD_VALUE_MAX];   /* "" without a run folder */
-	char job_dir[MAD_JOBDIR_PATH]; /* the attempt's folder (jobdir.h) once opened */
-	int job_dir_open;              /* job_dir is the opened one, not just its first name */
+	char job_dir[MAD_JOBDIR_PATH]; /* the attempt's folder (jobdir.h), for messages */
+	int job_dir_fd;                /* it, opened (-1: not yet): its files go through it */
 	int job_dir_waited;            /* waited for the founder's folder already */
 	double job_dir_wait_s;         /* ... that long, of the timeout */
 	char job_dir_notes[1024];      /* the folders passed over, for messages and --explain */
@@ -116,7 +116,9 @@ int mad_contract_ids(const struct mad_options *opts, const struct mad_facts *fac
 /* Everything that needs no waiting: scheduler, fan-out, both levels,
  * ids, port, folders, GPUs, and MASTER_ADDR in nodes fan-out (rank 0's
  * node, resolved; never loopback in a multi-node job).
- * 0, or -1 with ERR saying what is missing or wrong. */
+ * 0, or -1 with ERR saying what is missing or wrong.  Both fill C afresh,
+ * its job folder not yet open (c->job_dir_fd -1), even when they fail:
+ * mad_contract_release() then releases it either way. */
 int mad_contract_compute(const struct mad_options *opts, const struct mad_facts *facts,
 			 struct mad_contract *c, char *err, size_t size);
 
@@ -129,12 +131,19 @@ int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract 
 			    char *err, size_t size);
 
 /* Opens this attempt's job folder below c->run_dir (jobdir.h) in MODE, as
- * c->uid: c->job_dir becomes its path and c->job_dir_notes names what was
- * passed over.  JOIN in a task that does not found the folder (all but the
- * first task of the attempt, design.md §15) first waits for the founder's,
- * within c->timeout, which it spends.  0 opened, 1 none yet
+ * c->uid: c->job_dir_fd becomes the opened folder (one held before is
+ * closed), c->job_dir its path, for messages only, and c->job_dir_notes
+ * names what was passed over.  Every file of the folder is then read and
+ * written relative to c->job_dir_fd, never by the path, which may name
+ * another folder by then.  JOIN in a task that does not found the folder
+ * (all but the first task of the attempt, design.md §15) first waits for
+ * the founder's, within c->timeout, which it spends.  0 opened, 1 none yet
  * (MAD_JOBDIR_FIND), -1 with ERR. */
 int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char *err, size_t size);
+/* Closes what C holds (its job folder's descriptor).  Whoever computed C
+ * calls it once done with it (the plugin in each hook: nothing may stay
+ * open across hooks or jobs in spurd); C may be computed again after. */
+void mad_contract_release(struct mad_contract *c);
 /* D for this attempt's job folder, for a caller that opens it later (a
  * forked child).  0, or -1 with ERR. */
 int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err, size_t size);

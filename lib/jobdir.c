@@ -104,6 +104,11 @@ int mad_write_file(const char *dir, const char *name, const char *content, size_
 	return rc;
 }
 
+int mad_dir_reopen(int dirfd)
+{
+	return openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 int mad_file_check(int dirfd, const char *name, uid_t uid, struct stat *st, char *why, size_t wsize)
 {
 	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW)) {
@@ -661,7 +666,7 @@ static int look(const struct mad_jobdir *d, int runfd, enum mad_jobdir_mode mode
 	 * revalidates the folder and a listing refreshes the names it holds
 	 * (nfs(5), close-to-open), so a folder a peer made is seen.  Read with
 	 * getdents64 into the stack: a forked child may call this. */
-	lfd = openat(runfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lfd = mad_dir_reopen(runfd);
 	if (lfd < 0)
 		goto broken;
 	for (;;) {

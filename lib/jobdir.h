@@ -21,6 +21,11 @@
  * bit, and a symbolic link on the way is followed only if it is root's or
  * the user's (its folder passed the same check).  It is then opened once,
  * and the job folder is opened and made relative to that descriptor.
+ * Every file of the job folder is then read and written relative to the
+ * job folder's own descriptor (mad_write_file_at, mad_file_check, openat,
+ * fdopendir on mad_dir_reopen), never by its path again: the path may name
+ * another folder by then (the run folder renamed away and a look-alike put
+ * in its place), and only names the folder in messages.
  *
  * An earlier job with the same id on the same cluster (a controller whose
  * state was reset, MaxJobId wrapped) has the same identity.  The batch step
@@ -134,9 +139,19 @@ enum {
  * NULL. */
 int mad_write_file(const char *dir, const char *name, const char *content, size_t len, int flags,
 		   char *err, size_t size);
-/* The same in the opened folder DIRFD; DIR names it in messages. */
+/* The same in the opened folder DIRFD; DIR names it in messages.  The
+ * only way a job folder's files are written (above): mad_write_file, which
+ * opens DIR by its path, is for a folder no check stands for (mad-render's
+ * output). */
 int mad_write_file_at(int dirfd, const char *dir, const char *name, const char *content, size_t len,
 		      int flags, char *err, size_t size);
+
+/* The folder DIRFD opened anew ("." relative to it, O_CLOEXEC): the same
+ * folder, whatever its path names now, with a listing of its own from the
+ * start; on NFS the open revalidates it (nfs(5), close-to-open), so a
+ * listing sees what a peer wrote.  The descriptor, or -1 (errno).  System
+ * calls only. */
+int mad_dir_reopen(int dirfd);
 
 /* Whether NAME in the folder DIRFD is a regular file of UID: 0; 1 when it
  * is not, WHY saying so ("a symbolic link", "owned by uid 1001, not the

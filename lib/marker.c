@@ -64,29 +64,24 @@ void mad_step_marker_name(char *name, size_t size, long step, long rank)
 	name[n] = '\0';
 }
 
-int mad_marker_write(const char *job_dir, long rank, const char *content, size_t len, char *err,
-		     size_t size)
+int mad_marker_write(int dirfd, const char *job_dir, long rank, const char *content, size_t len,
+		     char *err, size_t size)
 {
 	char name[32];
 
 	mad_marker_name(name, sizeof(name), rank);
-	return mad_write_file(job_dir, name, content, len, 0, err, size);
+	return mad_write_file_at(dirfd, job_dir, name, content, len, 0, err, size);
 }
 
-int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_id, long stepd)
+int mad_marker_failure_recorded(int dirfd, const char *name, long job_id, long stepd)
 {
-	char path[4400], buf[2048], line[40], step[40];
-	size_t n = strlen(job_dir), m = strlen(name), off = 0, ln, sn;
+	char buf[2048], line[40], step[40];
+	size_t off = 0, ln, sn;
 	ssize_t r;
 	int fd;
 
 	/* system calls and byte compares only (the caller may be a forked child) */
-	if (n + m + 2 > sizeof(path))
-		return 0;
-	memcpy(path, job_dir, n);
-	path[n] = '/';
-	memcpy(path + n + 1, name, m + 1);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	while (off < sizeof(buf) && (r = read(fd, buf + off, sizeof(buf) - off)) > 0)
@@ -103,8 +98,8 @@ int mad_marker_failure_recorded(const char *job_dir, const char *name, long job_
 	       memmem(buf, off, step, sn) != NULL;
 }
 
-int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, const char *error,
-		     long stepd, char *err, size_t size)
+int mad_marker_leave(int dirfd, const char *job_dir, long rank, long job_id, int status,
+		     const char *error, long stepd, char *err, size_t size)
 {
 	char content[2048];
 	size_t len = mad_marker_format(content, sizeof(content), status, rank, job_id, error, stepd);
@@ -112,7 +107,7 @@ int mad_marker_leave(const char *job_dir, long rank, long job_id, int status, co
 	if (!len)
 		return mad_error(err, size, "cannot write the marker of rank %ld in '%s': too long",
 				 rank, job_dir);
-	return mad_marker_write(job_dir, rank, content, len, err, size);
+	return mad_marker_write(dirfd, job_dir, rank, content, len, err, size);
 }
 
 void mad_script_name(char *name, size_t size, long rank)
@@ -120,7 +115,7 @@ void mad_script_name(char *name, size_t size, long rank)
 	mad_rank_file_name(name, size, "script_rank", rank);
 }
 
-int mad_script_leave(const char *job_dir, long rank, char *err, size_t size)
+int mad_script_leave(int dirfd, const char *job_dir, long rank, char *err, size_t size)
 {
 	char name[32], host[256] = "", buf[400];
 	int n;
@@ -130,15 +125,15 @@ int mad_script_leave(const char *job_dir, long rank, char *err, size_t size)
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return mad_error(err, size, "cannot write the script record of rank %ld", rank);
 	mad_script_name(name, sizeof(name), rank);
-	return mad_write_file(job_dir, name, buf, (size_t)n, 0, err, size);
+	return mad_write_file_at(dirfd, job_dir, name, buf, (size_t)n, 0, err, size);
 }
 
-int mad_expected_write(const char *job_dir, long count, char *err, size_t size)
+int mad_expected_write(int dirfd, const char *job_dir, long count, char *err, size_t size)
 {
 	char buf[64];
 	int n = snprintf(buf, sizeof(buf), "%ld\n", count);
 
-	return mad_write_file(job_dir, "expected", buf, (size_t)n, 0, err, size);
+	return mad_write_file_at(dirfd, job_dir, "expected", buf, (size_t)n, 0, err, size);
 }
 
 int mad_marker_parse(const char *text, size_t len, long *status, long *time, char *host,

@@ -7,7 +7,6 @@
 #include "netaddr.h"
 #include "strbuf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_rdzv *r, char *err,
-		     size_t size)
+int mad_rdzv_publish(int dirfd, const char *job_dir, const char *record, const struct mad_rdzv *r,
+		     char *err, size_t size)
 {
 	char buf[512];
 	int len;
@@ -31,20 +30,20 @@ int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_r
 		return mad_error(err, size, "rendezvous record too long");
 	/* Replaced, not kept: a record left by an earlier attempt must not win
 	 * over rank 0's (jobdir.h). */
-	return mad_write_file(job_dir, record, buf, (size_t)len, 0, err, size);
+	return mad_write_file_at(dirfd, job_dir, record, buf, (size_t)len, 0, err, size);
 }
 
-int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,
-		  size_t size)
+int mad_rdzv_read(int dirfd, const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r,
+		  char *err, size_t size)
 {
 	char path[MAD_JOBDIR_PATH + 64], buf[1024], *line, *save = NULL, why[256];
 	struct stat st;
 	ssize_t n;
 	int fd, have = 0;
 
-	if (snprintf(path, sizeof(path), "%s/%s", job_dir, record) >= (int)sizeof(path))
-		return 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* the path names the record in messages; the file is the folder's */
+	snprintf(path, sizeof(path), "%s/%s", job_dir, record);
+	fd = openat(dirfd, record, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -99,19 +98,19 @@ int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad
 	return 1;
 }
 
-int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, uid_t uid, long rank,
-		  long timeout, double already, struct mad_rdzv *r, char *err, size_t size)
+int mad_rdzv_wait(int dirfd, const char *job_dir, const char *record, long job_id, uid_t uid,
+		  long rank, long timeout, double already, struct mad_rdzv *r, char *err, size_t size)
 {
 	double start = mad_monotonic() - already, delay = 0.02, waited;
 	char last[256] = "no record";
 
 	for (;;) {
-		DIR *d = opendir(job_dir); /* a directory read refreshes NFS caches */
+		int fd = mad_dir_reopen(dirfd); /* an open refreshes NFS caches */
 		int rc;
 
-		if (d)
-			closedir(d);
-		rc = mad_rdzv_read(job_dir, record, uid, r, last, sizeof(last));
+		if (fd >= 0)
+			close(fd);
+		rc = mad_rdzv_read(dirfd, job_dir, record, uid, r, last, sizeof(last));
 		if (rc == 1 && r->job_id == job_id)
 			return 0;
 		if (rc == 1)

@@ -2,7 +2,9 @@
 /* rendezvous.h: rank 0 publishes its address in the job folder; peers wait
  * for it (design.md §8), in the attempt's job folder (jobdir.h).  Files are
  * written whole (temporary name, fsync, rename), so a reader sees no record
- * or a complete one. */
+ * or a complete one.  Each function works relative to DIRFD, the job folder
+ * as it was opened and checked, never by its path again; JOB_DIR, its path,
+ * only names it in messages. */
 #ifndef MAD_RENDEZVOUS_H
 #define MAD_RENDEZVOUS_H
 
@@ -24,17 +26,19 @@ struct mad_rdzv {
 	long time;           /* when it was written; -1 in a record without it */
 };
 
-int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_rdzv *r, char *err,
-		     size_t size);
-/* 1 and *R when a record is there, 0 when not yet, -1 (ERR) when it is
+/* Writes R as RECORD in DIRFD, replacing what is there.  0, or -1 with ERR. */
+int mad_rdzv_publish(int dirfd, const char *job_dir, const char *record, const struct mad_rdzv *r,
+		     char *err, size_t size);
+/* 1 and *R when RECORD is in DIRFD, 0 when not yet, -1 (ERR) when it is
  * unreadable, malformed, or not a regular file of UID (the job's user). */
-int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,
-		  size_t size);
+int mad_rdzv_read(int dirfd, const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r,
+		  char *err, size_t size);
 /* Waits up to TIMEOUT seconds, of which ALREADY are spent (waiting for
- * the job folder), for a record of JOB_ID, re-reading the folder with
- * backoff (so NFS caches refresh).  0, or -1 with ERR naming the rank, the
- * folder and the time waited. */
-int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, uid_t uid, long rank,
-		  long timeout, double already, struct mad_rdzv *r, char *err, size_t size);
+ * the job folder), for a record of JOB_ID, opening DIRFD anew
+ * (mad_dir_reopen) and re-reading it with backoff (so NFS caches
+ * refresh).  0, or -1 with ERR naming the rank, the folder and the time
+ * waited. */
+int mad_rdzv_wait(int dirfd, const char *job_dir, const char *record, long job_id, uid_t uid,
+		  long rank, long timeout, double already, struct mad_rdzv *r, char *err, size_t size);
 
 #endif

@@ -305,12 +305,12 @@ static void mark_failure(struct mad_contract *c, const struct mad_facts *f, cons
 		return; /* on spur we are root in spurd: no file, mad-mark does it */
 	/* the folder may not be open yet (no rendezvous opened it): the
 	 * reason must reach the marker all the same */
-	if ((c->job_dir_open || mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err)) == 0) &&
-	    mad_expected_write(c->job_dir, c->markers_expected, NULL, 0) == 0)
+	if ((c->job_dir_fd >= 0 || mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err)) == 0) &&
+	    mad_expected_write(c->job_dir_fd, c->job_dir, c->markers_expected, NULL, 0) == 0)
 		/* in the task SLURM forked: its parent is the step's slurmstepd,
 		 * whose task_exit keeps this marker (and no earlier job's) */
-		mad_marker_leave(c->job_dir, c->rank, c->collect_job_id, 1, why, (long)getppid(),
-				 NULL, 0);
+		mad_marker_leave(c->job_dir_fd, c->job_dir, c->rank, c->collect_job_id, 1, why,
+				 (long)getppid(), NULL, 0);
 }
 
 /* Opens the attempt's job folder in task_init (jobdir.h).  In nodes
@@ -370,6 +370,40 @@ static int fail_task(spank_t sp, const char *why)
 	return -1;
 }
 
+/* task_init's work once the options ask for mad: C is computed here and
+ * released by the caller, whatever this returns. */
+static int task_contract(spank_t sp, const struct mad_options *o, const struct mad_facts *f,
+			 struct mad_contract *c)
+{
+	char err[MAD_ERR_MAX];
+
+	if (mad_contract_compute(o, f, c, err, sizeof(err)) || open_job_dir(c, f, err, sizeof(err))) {
+		log_error("%s", err);
+		return fail_task(sp, err);
+	}
+	if (c->needs_rendezvous && rendezvous(sp, o, f, c, err, sizeof(err))) {
+		mark_failure(c, f, err);
+		log_error("%s", err);
+		return fail_task(sp, err);
+	}
+	/* a busy port fails rank 0 now, not a launcher 30 minutes later */
+	if (mad_contract_check_port(c, err, sizeof(err))) {
+		mark_failure(c, f, err);
+		log_error("%s", err);
+		return fail_task(sp, err);
+	}
+	if (c->job_dir_fd >= 0 && f->batch_step &&
+	    mad_expected_write(c->job_dir_fd, c->job_dir, c->markers_expected, err, sizeof(err))) {
+		log_error("%s", err);
+		return fail_task(sp, err);
+	}
+	if (mad_contract_export(o, c, "spank", job_setenv, sp)) {
+		log_error("cannot set the job environment");
+		return fail_task(sp, "cannot set the job environment");
+	}
+	return 0;
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	struct mad_options o;
@@ -386,32 +420,10 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
-	if (mad_contract_compute(&o, &f, &c, err, sizeof(err)) ||
-	    open_job_dir(&c, &f, err, sizeof(err))) {
-		log_error("%s", err);
-		return fail_task(sp, err);
-	}
-	if (c.needs_rendezvous && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
-		mark_failure(&c, &f, err);
-		log_error("%s", err);
-		return fail_task(sp, err);
-	}
-	/* a busy port fails rank 0 now, not a launcher 30 minutes later */
-	if (mad_contract_check_port(&c, err, sizeof(err))) {
-		mark_failure(&c, &f, err);
-		log_error("%s", err);
-		return fail_task(sp, err);
-	}
-	if (c.job_dir_open && f.batch_step &&
-	    mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err))) {
-		log_error("%s", err);
-		return fail_task(sp, err);
-	}
-	if (mad_contract_export(&o, &c, "spank", job_setenv, sp)) {
-		log_error("cannot set the job environment");
-		return fail_task(sp, "cannot set the job environment");
-	}
-	return 0;
+	/* nothing of this job stays open in the host (spurd runs every job) */
+	rc = task_contract(sp, &o, &f, &c);
+	mad_contract_release(&c);
+	return rc;
 }
 
 /* What the marker writers of this slurmstepd (one step) may wait in all:
@@ -459,17 +471,19 @@ static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const c
 	}
 	if (pid == 0) {
 		char dir[MAD_JOBDIR_PATH];
+		int fd;
 
 		if ((ngids ? setgroups((size_t)ngids, gids) : setgroups(1, &gid)) ||
 		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
 		    geteuid() != uid)
 			_exit(125);
-		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), NULL, NULL, 0, NULL, 0))
+		/* opened as the user; the marker is read and written in it alone */
+		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), &fd, NULL, 0, NULL, 0))
 			_exit(126);
 		/* task_init recorded why the task could not start: that stays */
-		if (job_id >= 0 && mad_marker_failure_recorded(dir, name, job_id, (long)getppid()))
+		if (job_id >= 0 && mad_marker_failure_recorded(fd, name, job_id, (long)getppid()))
 			_exit(0);
-		_exit(mad_write_file(dir, name, content, len, flags, NULL, 0) ? 127 : 0);
+		_exit(mad_write_file_at(fd, dir, name, content, len, flags, NULL, 0) ? 127 : 0);
 	}
 	rc = mad_child_reap(pid, &marker_budget, &status);
 	if (rc == 1)

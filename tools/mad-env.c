@@ -161,10 +161,11 @@ static int run_barrier(struct mad_contract *c)
 		die("--barrier: the batch script of a nodes fan-out job runs on the first node only; call it in every task of an srun step, or use --mad-fanout=array");
 	if (gethostname(host, sizeof(host) - 1))
 		strcpy(host, "?");
-	if ((!c->job_dir_open && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err))) ||
-	    mad_barrier_wait(c->job_dir, step == MAD_NONE ? -1 : step, rank, nranks, host,
-			     c->timeout, err, sizeof(err)))
+	if ((c->job_dir_fd < 0 && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err))) ||
+	    mad_barrier_wait(c->job_dir_fd, c->job_dir, step == MAD_NONE ? -1 : step, rank, nranks,
+			     host, c->timeout, err, sizeof(err)))
 		die("%s", err);
+	mad_contract_release(c);
 	return MAD_EXIT_OK;
 }
 
@@ -267,15 +268,18 @@ int main(int argc, char **argv)
 	if (barrier)
 		return run_barrier(&c);
 	/* the check binds MASTER_PORT itself, on the rank its environment names */
-	if (check)
+	if (check) {
+		mad_contract_release(&c);
 		return run_check(&opts, &c, check_seconds);
+	}
 	if (out.mode == OUT_EXPORTS && mad_contract_check_port(&c, err, sizeof(err)))
 		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
-	if (out.mode == OUT_EXPORTS && c.job_dir_open &&
-	    (mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
+	if (out.mode == OUT_EXPORTS && c.job_dir_fd >= 0 &&
+	    (mad_expected_write(c.job_dir_fd, c.job_dir, c.markers_expected, err, sizeof(err)) ||
 	     mad_job_script_ran(&c, err, sizeof(err))))
 		die("%s", err);
+	mad_contract_release(&c);
 	if (out.mode == OUT_JSON)
 		out.json = cJSON_CreateObject();
 	if ((out.mode == OUT_JSON && !out.json) ||

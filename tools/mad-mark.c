@@ -74,10 +74,13 @@ int main(int argc, char **argv)
 		die("%s", err);
 	if (*c.job_dir_notes) /* a folder planted under the job's name */
 		tool_error("warning: %s", c.job_dir_notes);
-	if (mad_expected_write(c.job_dir, c.markers_expected, err, sizeof(err)) ||
-	    (ready ? mad_ready_leave(c.job_dir, c.rank, c.collect_job_id, ready, err, sizeof(err)) :
-		     mad_marker_leave(c.job_dir, c.rank, c.collect_job_id, (int)status, NULL, -1,
-				      err, sizeof(err))))
+	/* in the folder just opened and checked, never by its path again */
+	if (mad_expected_write(c.job_dir_fd, c.job_dir, c.markers_expected, err, sizeof(err)) ||
+	    (ready ? mad_ready_leave(c.job_dir_fd, c.job_dir, c.rank, c.collect_job_id, ready, err,
+				     sizeof(err)) :
+		     mad_marker_leave(c.job_dir_fd, c.job_dir, c.rank, c.collect_job_id,
+				      (int)status, NULL, -1, err, sizeof(err))))
 		die("%s", err);
+	mad_contract_release(&c);
 	return MAD_EXIT_OK;
 }

@@ -92,17 +92,26 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 		snprintf(out + len, size - len, ", ... (%ld in all)", total);
 }
 
-/* The entries of JOB_DIR, for mad_barrier_missing; -1 with errno. */
-static int list_dir(const char *job_dir, char ***names, size_t *n)
+/* The entries of the folder DIRFD, for mad_barrier_missing; -1 with
+ * errno.  Listed through a descriptor of its own (mad_dir_reopen): a
+ * listing from the start, which on NFS sees what the other ranks wrote. */
+static int list_dir(int dirfd, char ***names, size_t *n)
 {
-	DIR *d = opendir(job_dir);
+	int fd = mad_dir_reopen(dirfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
 	size_t cap = 0;
 
 	*names = NULL;
 	*n = 0;
-	if (!d)
+	if (!d) {
+		int saved = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = saved;
 		return -1;
+	}
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "started", 7) != 0)
 			continue;
@@ -138,8 +147,8 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, const char *host,
-		     long timeout, char *err, size_t size)
+int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long nranks,
+		     const char *host, long timeout, char *err, size_t size)
 {
 	double start = mad_monotonic(), delay = 0.02, waited;
 	unsigned char *present;
@@ -156,7 +165,7 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, con
 		       (long)getpid());
 	if (len < 0 || (size_t)len >= sizeof(content))
 		return mad_error(err, size, "barrier: host name too long");
-	if (mad_write_file(job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
+	if (mad_write_file_at(dirfd, job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
 		return mad_error(err, size, "barrier: rank %ld: %s", rank, who);
 	present = malloc((size_t)nranks);
 	if (!present)
@@ -165,7 +174,7 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, con
 		char **names;
 		size_t n;
 
-		if (list_dir(job_dir, &names, &n)) {
+		if (list_dir(dirfd, &names, &n)) {
 			rc = errno;
 			free(present);
 			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,

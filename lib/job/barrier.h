@@ -38,12 +38,15 @@ long mad_barrier_missing(const char *const *names, size_t n, long step, long nra
  * 20 of them, then ", ... (N in all)".  Pure. */
 void mad_barrier_describe(const unsigned char *present, long nranks, char *out, size_t size);
 
-/* Records RANK (of NRANKS, on HOST) as started in JOB_DIR, then waits up
- * to TIMEOUT seconds, re-reading the folder with backoff (NFS caches
- * refresh on a directory read), until every rank has.  0, or -1 with ERR:
+/* Records RANK (of NRANKS, on HOST) as started in the job folder DIRFD
+ * (JOB_DIR, its path, names it in messages), then waits up to TIMEOUT
+ * seconds, listing that folder anew with backoff (mad_dir_reopen: NFS
+ * caches refresh on an open and a directory read), until every rank has:
+ * the record is written and the ranks counted in the folder that was
+ * opened, never in what its path names later.  0, or -1 with ERR:
  * "barrier: ranks 3, 5 did not start within 30 s ...", or why the record
  * could not be written. */
-int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, const char *host,
-		     long timeout, char *err, size_t size);
+int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long nranks,
+		     const char *host, long timeout, char *err, size_t size);
 
 #endif

@@ -45,5 +45,5 @@ int mad_job_script_ran(const struct mad_contract *c, char *err, size_t size)
 	if (c->scheduler != MAD_SCHED_SPUR || c->fanout != MAD_FANOUT_NODES ||
 	    c->markers_expected < 2 || c->step_id != MAD_NONE)
 		return 0;
-	return mad_script_leave(c->job_dir, c->rank, err, size);
+	return mad_script_leave(c->job_dir_fd, c->job_dir, c->rank, err, size);
 }

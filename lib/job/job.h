@@ -33,7 +33,8 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct m
  * per node, or on the first node only when it launches steps, design.md
  * §10) its folder gets script_rank<node> (marker.h); elsewhere nothing.
  * mad-env only, as the script starts: a node that dies later must still
- * owe its marker.  C's folder must be open.  0, or -1 with ERR. */
+ * owe its marker.  C's folder must be open (c->job_dir_fd): the file is
+ * written there.  0, or -1 with ERR. */
 int mad_job_script_ran(const struct mad_contract *c, char *err, size_t size);
 
 #endif

@@ -53,8 +53,8 @@ size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank,
 	return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }
 
-int mad_ready_leave(const char *job_dir, long rank, long job_id, const char *endpoint, char *err,
-		    size_t size)
+int mad_ready_leave(int dirfd, const char *job_dir, long rank, long job_id, const char *endpoint,
+		    char *err, size_t size)
 {
 	char content[MAD_ENDPOINT_MAX + 512], host[256] = "", name[32];
 	size_t len;
@@ -67,7 +67,7 @@ int mad_ready_leave(const char *job_dir, long rank, long job_id, const char *end
 	if (!len)
 		return mad_error(err, size, "the ready marker of rank %ld does not fit", rank);
 	mad_ready_name(name, sizeof(name), rank);
-	return mad_write_file(job_dir, name, content, len, 0, err, size);
+	return mad_write_file_at(dirfd, job_dir, name, content, len, 0, err, size);
 }
 
 int mad_ready_parse(const char *text, size_t len, char *endpoint, size_t esize, char *host,

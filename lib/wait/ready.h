@@ -26,11 +26,13 @@ void mad_ready_name(char *name, size_t size, long rank);
 size_t mad_ready_format(char *buf, size_t size, const char *endpoint, long rank, const char *host,
 			long job_id, long time);
 
-/* Formats and writes rank RANK's ready marker in JOB_DIR with this
- * node's host name and the time now, once and atomically
- * (mad_write_file), as whoever calls: the job's user.  0, or -1 with ERR. */
-int mad_ready_leave(const char *job_dir, long rank, long job_id, const char *endpoint, char *err,
-		    size_t size);
+/* Formats and writes rank RANK's ready marker in the job folder DIRFD
+ * (as opened and checked, jobdir.h; JOB_DIR, its path, for messages) with
+ * this node's host name and the time now, once and atomically
+ * (mad_write_file_at), as whoever calls: the job's user.  0, or -1 with
+ * ERR. */
+int mad_ready_leave(int dirfd, const char *job_dir, long rank, long job_id, const char *endpoint,
+		    char *err, size_t size);
 
 /* Reads a ready marker's TEXT: 1 complete (ENDPOINT, HOST, *TIME or -1),
  * 0 empty (mid-write by a writer that is not atomic), -1 not a ready

@@ -360,7 +360,7 @@ static void learn_expected(struct mad_wait_job *j, int dirfd, int has_expected, 
 		j->expected_from = "the job folder's 'expected' file";
 		j->expected_own = 1;
 	} else if (has_record &&
-		   mad_rdzv_read(j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
+		   mad_rdzv_read(dirfd, j->dir, MAD_RDZV_RECORD, j->uid, &rec, err, sizeof(err)) == 1 &&
 		   !stale(j, MAD_RDZV_RECORD, rec.time, -1, 1) && rec.nnodes > 0 &&
 		   rec.nnodes <= RANKS_MAX) {
 		j->expected = rec.nnodes;
@@ -423,12 +423,13 @@ void mad_wait_forget(struct mad_wait_job *j)
 }
 
 /* The folder of attempt RESTART by jobdir.h's rules (any cluster: mad-wait
- * cannot know it) into PATH: 0, 1 none (yet), -1 with ERR.  NEXT: a later
+ * cannot know it) into PATH, and with FD not NULL, opened into *FD (the
+ * caller closes it): 0, 1 none (yet), -1 with ERR.  NEXT: a later
  * attempt's, which cannot have been made before the job was submitted (a
  * folder left by an earlier job with the same id must not end the current
  * attempt); the current attempt's may be an array's that joined such a
  * folder, and its files are checked one by one. */
-static int locate(struct mad_wait_job *j, long restart, int next, char *path, size_t psize,
+static int locate(struct mad_wait_job *j, long restart, int next, char *path, size_t psize, int *fd,
 		  char *err, size_t size)
 {
 	struct mad_jobdir d;
@@ -459,7 +460,7 @@ static int locate(struct mad_wait_job *j, long restart, int next, char *path, si
 			return -1;
 		j->run_fd_uid = j->uid;
 	}
-	rc = mad_jobdir_open_at(&d, j->run_fd, MAD_JOBDIR_FIND, path, psize, NULL, notes,
+	rc = mad_jobdir_open_at(&d, j->run_fd, MAD_JOBDIR_FIND, path, psize, fd, notes,
 				sizeof(notes), err, size);
 	if (*notes)
 		ignore(j, notes);
@@ -494,10 +495,10 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 	int changed = 0, has_expected = 0, has_record = 0, rc;
 	long *seen = NULL, nseen = 0, cap = 0, nsorted, tcap;
 	long *ran = NULL, nran = 0, rcap = 0;
-	int oom = 0;
+	int oom = 0, fd = -1;
 	char path[sizeof(j->dir)];
 
-	rc = locate(j, j->restart, 0, path, sizeof(path), err, size);
+	rc = locate(j, j->restart, 0, path, sizeof(path), &fd, err, size);
 	if (rc < 0)
 		return -1;
 	if (rc > 0)
@@ -507,12 +508,13 @@ static int scan_dir(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 			mad_wait_forget(j); /* another folder is the attempt's now */
 		memcpy(j->dir, path, strlen(path) + 1);
 	}
-	d = opendir(j->dir);
+	/* the folder found, through its descriptor: never its path again */
+	d = fdopendir(fd);
 	if (!d) {
-		if (errno == ENOENT)
-			return 0; /* the job has not started (or has no folder) yet */
+		rc = errno;
+		close(fd);
 		return mad_error(err, size, "cannot read the job folder '%s': %s", j->dir,
-				 strerror(errno));
+				 strerror(rc));
 	}
 	{
 		struct stat st;
@@ -633,7 +635,7 @@ static int next_attempt(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, 
 	/* SLURM counts a requeue whose script never started (a failed launch
 	 * or prolog) too, and that attempt leaves no folder: look a few past */
 	for (k = j->restart + 1; k <= j->restart + ATTEMPT_GAP_MAX; k++) {
-		rc = locate(j, k, 1, next, sizeof(next), err, size);
+		rc = locate(j, k, 1, next, sizeof(next), NULL, err, size);
 		if (rc < 0)
 			return -1;
 		if (rc == 0)

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the two-level contract (lib/contract, lib/facts,
  * lib/gpus, lib/netaddr, lib/rendezvous): node and process level in every
- * launch shape, ports, addresses, GPUs and processes per node. */
+ * launch shape, ports, addresses, GPUs and processes per node; and the job
+ * folder the contract opened, the one every file is then written in and
+ * read from (lib/marker, lib/job/barrier, lib/wait/ready). */
 #include "contract.h"
 #include "gpus.h"
+#include "job/barrier.h"
+#include "marker.h"
 #include "netaddr.h"
 #include "options.h"
 #include "rendezvous.h"
+#include "wait/ready.h"
 #include "fake-env.h"
 #include "unit.h"
 
@@ -524,22 +529,114 @@ TEST(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node)
 {
 	char dir[] = "/tmp/mad-rdzv-XXXXXX";
 	struct mad_rdzv r = { "2001:db8::7", 20001, "n1", 70, 4, 2, -1 }, got;
+	int fd;
 
 	CHECK(mkdtemp(dir) != NULL);
-	CHECK(mad_rdzv_publish(dir, "rendezvous.0", &r, err, sizeof(err)) == 0);
-	CHECK(mad_rdzv_read(dir, "rendezvous.0", getuid(), &got, err, sizeof(err)) == 1);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(mad_rdzv_publish(fd, dir, "rendezvous.0", &r, err, sizeof(err)) == 0);
+	CHECK(mad_rdzv_read(fd, dir, "rendezvous.0", getuid(), &got, err, sizeof(err)) == 1);
 	CHECK_STR(got.addr, "2001:db8::7");
 	CHECK(got.tasks_per_node == 2 && got.port == 20001 && got.job_id == 70);
 	CHECK(got.time >= time(NULL) - 5 && got.time <= time(NULL));
-	CHECK(mad_rdzv_read(dir, "rendezvous", getuid(), &got, err, sizeof(err)) == 0);
+	CHECK(mad_rdzv_read(fd, dir, "rendezvous", getuid(), &got, err, sizeof(err)) == 0);
 	/* only the job's user's record counts (jobdir.h) */
-	CHECK(mad_rdzv_read(dir, "rendezvous.0", getuid() + 1, &got, err, sizeof(err)) == -1);
+	CHECK(mad_rdzv_read(fd, dir, "rendezvous.0", getuid() + 1, &got, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "ignored the rendezvous record") != NULL);
 	CHECK(strstr(err, "not the job's user") != NULL);
+	close(fd);
 	{
 		char cmd[300];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK(system(cmd) == 0);
+	}
+}
+
+/* Whether DIR/NAME exists and, TEXT not NULL, holds TEXT. */
+static int holds(const char *dir, const char *name, const char *text)
+{
+	char path[600], buf[2048];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = '\0';
+	return !text || strstr(buf, text) != NULL;
+}
+
+/* The job's own user renames the run folder away once the job opened its
+ * folder, and puts a look-alike at its path: a run folder with a job
+ * folder of the same name and this attempt's identity, holding a record
+ * of another job and a failure marker.  Every file the job writes after
+ * that lands in the folder it opened and checked, and every read comes
+ * from there: never from what the path names now (design.md §15). */
+TEST(the_opened_job_folder_is_written_and_read_whatever_its_path_names_later)
+{
+	char top[] = "/tmp/mad-swap-XXXXXX", run[64], env_run[96], moved[96], notes[1024];
+	char opened[MAD_JOBDIR_PATH], now[MAD_JOBDIR_PATH], path[MAD_JOBDIR_PATH + 32];
+	struct env e = { { "MAD_MODEL=m", env_run } };
+	struct mad_rdzv mine = { "192.0.2.1", 29500, "n1", 50, 2, 1, -1 }, got;
+	struct mad_jobdir d;
+	struct mad_facts f;
+	int fd;
+
+	unit_mkdtemp(top);
+	snprintf(run, sizeof(run), "%s/run", top);
+	snprintf(moved, sizeof(moved), "%s/moved", top);
+	snprintf(env_run, sizeof(env_run), "MAD_RUN_DIR=%s", run);
+	CHECK(mkdir(run, 0755) == 0);
+	step_facts(&f, 0, 2, 0, 2, 0, 1); /* task 0 founds the folder */
+	snprintf(f.cluster, sizeof(f.cluster), "swap");
+	CHECK(compute(&e, &f) == 0);
+	CHECK(mad_contract_job_dir(&c, MAD_JOBDIR_JOIN, err, sizeof(err)) == 0);
+	fd = c.job_dir_fd;
+	CHECK(fd >= 0);
+	snprintf(now, sizeof(now), "%s", c.job_dir);
+	snprintf(opened, sizeof(opened), "%s%s", moved, c.job_dir + strlen(run));
+	/* the swap, then the look-alike made as the lib makes a job folder */
+	CHECK(rename(run, moved) == 0 && mkdir(run, 0755) == 0);
+	CHECK(mad_contract_jobdir(&c, &d, err, sizeof(err)) == 0);
+	CHECK(mad_jobdir_open(&d, MAD_JOBDIR_JOIN, path, sizeof(path), NULL, notes, sizeof(notes),
+			      err, sizeof(err)) == 0);
+	CHECK_STR(path, now);
+	put(strcat(strcpy(path, now), "/rendezvous"), "addr=192.0.2.9\nport=1111\njob=51\n");
+	put(strcat(strcpy(path, now), "/done_rank0"), "1\nrank=0\njob=50\nerror=x\nstepd=77\n");
+	/* what the opened folder holds: rank 0's record and rank 1's start */
+	put(strcat(strcpy(path, opened), "/rendezvous"), "addr=192.0.2.1\nport=2222\njob=50\n");
+	put(strcat(strcpy(path, opened), "/started_rank1"), "rank=1\n");
+
+	/* reads: the opened folder's record, no failure recorded there */
+	CHECK(mad_rdzv_read(fd, c.job_dir, "rendezvous", c.uid, &got, err, sizeof(err)) == 1);
+	CHECK(got.port == 2222 && got.job_id == 50);
+	CHECK(mad_rdzv_wait(fd, c.job_dir, "rendezvous", 50, c.uid, 1, 0, 0, &got, err,
+			    sizeof(err)) == 0);
+	CHECK(mad_marker_failure_recorded(fd, "done_rank0", 50, 77) == 0);
+	/* the barrier writes its record and counts rank 1's there */
+	CHECK(mad_barrier_wait(fd, c.job_dir, -1, 0, 2, "n1", 0, err, sizeof(err)) == 0);
+	CHECK(holds(opened, "started_rank0", "rank=0") && !holds(now, "started_rank0", NULL));
+	/* writes: all of them in the opened folder, none at the path */
+	CHECK(mad_rdzv_publish(fd, c.job_dir, "rendezvous", &mine, err, sizeof(err)) == 0);
+	CHECK(holds(opened, "rendezvous", "port=29500") && holds(now, "rendezvous", "port=1111"));
+	CHECK(mad_expected_write(fd, c.job_dir, 2, err, sizeof(err)) == 0);
+	CHECK(holds(opened, "expected", "2") && !holds(now, "expected", NULL));
+	CHECK(mad_script_leave(fd, c.job_dir, 0, err, sizeof(err)) == 0);
+	CHECK(holds(opened, "script_rank0", NULL) && !holds(now, "script_rank0", NULL));
+	CHECK(mad_ready_leave(fd, c.job_dir, 0, 50, "http://n1:8000", err, sizeof(err)) == 0);
+	CHECK(holds(opened, "ready_rank0", "http://n1:8000") && !holds(now, "ready_rank0", NULL));
+	CHECK(mad_marker_leave(fd, c.job_dir, 0, 50, 3, "why", 78, err, sizeof(err)) == 0);
+	CHECK(holds(opened, "done_rank0", "3\n") && holds(now, "done_rank0", "stepd=77"));
+	CHECK(mad_marker_failure_recorded(fd, "done_rank0", 50, 78) == 1);
+	mad_contract_release(&c);
+	CHECK(c.job_dir_fd == -1);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
 		CHECK(system(cmd) == 0);
 	}
 }
@@ -581,6 +678,7 @@ int main(void)
 	RUN(tasks_per_node_lists_as_slurm_writes_them);
 	RUN(gpus_from_gres_visible_lists_or_devices);
 	RUN(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node);
+	RUN(the_opened_job_folder_is_written_and_read_whatever_its_path_names_later);
 	RUN(a_busy_port_fails_rank_0_naming_port_and_node);
 	return unit_done();
 }

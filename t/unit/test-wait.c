@@ -318,6 +318,51 @@ TEST(trust_a_planted_folder_is_passed_over_and_named)
 	}
 }
 
+/* Job ID's folder in the run folder RUN (a folder of run_dir): its
+ * attempt file, 'expected' 1 and, STATUS not NULL, rank 0's marker. */
+static void mkjob_in(const char *run, long id, const char *status)
+{
+	char name[256], text[4400];
+
+	snprintf(name, sizeof(name), "%s/%ld", run, id);
+	snprintf(text, sizeof(text), "%s/%s", run_dir, name);
+	mkdir(text, 0755);
+	snprintf(name, sizeof(name), "%s/%ld/attempt", run, id);
+	snprintf(text, sizeof(text), "cluster=test\njob=%ld\nrestart=0\nuid=%u\n", id,
+		 (unsigned)getuid());
+	put(name, text);
+	snprintf(name, sizeof(name), "%s/%ld/expected", run, id);
+	put(name, "1\n");
+	snprintf(name, sizeof(name), "%s/%ld/done_rank0", run, id);
+	if (status)
+		put(name, status);
+}
+
+/* The job's user renames the run folder away and puts a look-alike at its
+ * path, a job folder of the same name and identity holding a success:
+ * mad-wait reads the folder it found through the run folder it checked,
+ * never what the path names now (design.md §15). */
+TEST(trust_the_folder_found_is_read_whatever_its_path_names_later)
+{
+	struct mad_wait_job j;
+	char err[512], run[4200], moved[4200];
+
+	snprintf(run, sizeof(run), "%s/swap", run_dir);
+	CHECK(mkdir(run, 0755) == 0);
+	job_init(&j, 330, run);
+	mkjob_in("swap", 330, NULL);
+	CHECK(mad_wait_scan(&j, &strict, 0, err, sizeof(err)) == 0 && j.dir_seen);
+	/* the swap: the job's folder, found, is at swap.moved/330 now */
+	snprintf(moved, sizeof(moved), "%s/swap.moved", run_dir);
+	CHECK(rename(run, moved) == 0 && mkdir(run, 0755) == 0);
+	mkjob_in("swap", 330, "0\n");
+	put("swap.moved/330/done_rank0", "3\nhost=n1\n");
+	mad_wait_scan(&j, &strict, 1, err, sizeof(err));
+	CHECK(mad_wait_decide(&j, &strict, 1) == MAD_WAIT_FAILED);
+	CHECK(strstr(j.reason, "rank 0 failed with exit status 3 on n1") != NULL);
+	mad_wait_job_free(&j);
+}
+
 TEST(empty_and_garbage_markers)
 {
 	struct mad_wait_job j;
@@ -1516,6 +1561,7 @@ int main(void)
 	RUN(trust_the_count_written_at_the_start_counts_before_squeue_answers);
 	RUN(trust_a_marker_older_than_the_job_is_an_earlier_jobs);
 	RUN(trust_a_planted_folder_is_passed_over_and_named);
+	RUN(trust_the_folder_found_is_read_whatever_its_path_names_later);
 	RUN(empty_and_garbage_markers);
 	RUN(liveness_rules);
 	RUN(requeued_job_folder);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct mad_run;
+
 /* The batch script's record (and spur's, which has no steps); an srun
  * step S writes "rendezvous.S", since each step has its own port and
  * task count. */
@@ -31,10 +33,13 @@ int mad_rdzv_publish(const char *job_dir, const char *record, const struct mad_r
 int mad_rdzv_read(const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r, char *err,
 		  size_t size);
 /* Waits up to TIMEOUT seconds, of which ALREADY are spent (waiting for
- * the job folder), for a record of JOB_ID, re-reading the folder with
- * backoff (so NFS caches refresh).  0, or -1 with ERR naming the rank, the
- * folder and the time waited. */
+ * the job folder), for a record of JOB_ID that RUN (NULL: any) counts as
+ * this run's (run.h: rank 0's record is written again in each run),
+ * re-reading the folder with backoff (so NFS caches refresh).  0, or -1
+ * with ERR naming the rank, the folder, the time waited and what was
+ * found. */
 int mad_rdzv_wait(const char *job_dir, const char *record, long job_id, uid_t uid, long rank,
-		  long timeout, double already, struct mad_rdzv *r, char *err, size_t size);
+		  long timeout, double already, const struct mad_run *run, struct mad_rdzv *r,
+		  char *err, size_t size);
 
 #endif

@@ -4,12 +4,14 @@
 #include "clock.h"
 #include "error.h"
 #include "jobdir.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BARRIER_LIST_MAX 20
@@ -92,12 +94,33 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 		snprintf(out + len, size - len, ", ... (%ld in all)", total);
 }
 
-/* The entries of JOB_DIR, for mad_barrier_missing; -1 with errno. */
-static int list_dir(const char *job_dir, char ***names, size_t *n)
+/* Whether the entry NAME of JOB_DIR, a record of STEP, is this run's
+ * (run.h); any other entry is left to mad_barrier_missing.  -1 (errno)
+ * when it cannot be told. */
+static int this_runs(const char *job_dir, const char *name, long step, long nranks, uid_t uid,
+		     const struct mad_run *run)
+{
+	long rank, written = -1;
+	char why[200];
+	int rc;
+
+	if (!run || run->not_before < 0 || (rank = mad_barrier_rank_of(name, step, nranks)) < 0)
+		return 1;
+	rc = mad_run_file_time(job_dir, name, uid, &written);
+	if (rc < 0)
+		return errno == ENOENT || errno == EPERM ? 0 : -1;
+	return mad_run_counts(run, job_dir, uid, rank, rc ? written : -1, why, sizeof(why));
+}
+
+/* The entries of JOB_DIR that may be this run's, for mad_barrier_missing;
+ * -1 with errno. */
+static int list_dir(const char *job_dir, long step, long nranks, uid_t uid,
+		    const struct mad_run *run, char ***names, size_t *n)
 {
 	DIR *d = opendir(job_dir);
 	struct dirent *e;
 	size_t cap = 0;
+	int ours;
 
 	*names = NULL;
 	*n = 0;
@@ -105,6 +128,11 @@ static int list_dir(const char *job_dir, char ***names, size_t *n)
 		return -1;
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "started", 7) != 0)
+			continue;
+		ours = this_runs(job_dir, e->d_name, step, nranks, uid, run);
+		if (ours < 0)
+			goto fail;
+		if (!ours)
 			continue;
 		if (*n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
@@ -122,12 +150,15 @@ static int list_dir(const char *job_dir, char ***names, size_t *n)
 	closedir(d);
 	return 0;
 oom:
+	errno = ENOMEM;
+fail:
+	ours = errno;
 	closedir(d);
 	while (*n)
 		free((*names)[--*n]);
 	free(*names);
 	*names = NULL;
-	errno = ENOMEM;
+	errno = ours;
 	return -1;
 }
 
@@ -139,7 +170,7 @@ static void free_names(char **names, size_t n)
 }
 
 int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, const char *host,
-		     long timeout, char *err, size_t size)
+		     uid_t uid, const struct mad_run *run, long timeout, char *err, size_t size)
 {
 	double start = mad_monotonic(), delay = 0.02, waited;
 	unsigned char *present;
@@ -152,8 +183,8 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, con
 				 nranks);
 	if (mad_barrier_name(name, sizeof(name), step, rank))
 		return mad_error(err, size, "barrier: no file name for rank %ld", rank);
-	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\n", rank, host,
-		       (long)getpid());
+	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\ntime=%ld\n", rank,
+		       host, (long)getpid(), (long)time(NULL));
 	if (len < 0 || (size_t)len >= sizeof(content))
 		return mad_error(err, size, "barrier: host name too long");
 	if (mad_write_file(job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
@@ -165,7 +196,7 @@ int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, con
 		char **names;
 		size_t n;
 
-		if (list_dir(job_dir, &names, &n)) {
+		if (list_dir(job_dir, step, nranks, uid, run, &names, &n)) {
 			rc = errno;
 			free(present);
 			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,

@@ -10,11 +10,16 @@
  * Files: "started_rank<R>" for the batch script (array fan-out, spur's
  * per-node script); "started.<S>_rank<R>" in srun step S, so each step
  * has its own barrier.  A rank's file is written once and stays: a second
- * barrier call in the same step passes at once. */
+ * barrier call in the same step passes at once.  Where a job runs again in
+ * the folder of its earlier run (spur #629), a rank's file counts only if
+ * this run wrote it (run.h): each file says when it was written (time=). */
 #ifndef MAD_BARRIER_H
 #define MAD_BARRIER_H
 
 #include <stddef.h>
+#include <sys/types.h>
+
+struct mad_run;
 
 /* The ranks of a barrier are counted in one allocation; a larger job is
  * an error, not a huge allocation. */
@@ -40,10 +45,11 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 
 /* Records RANK (of NRANKS, on HOST) as started in JOB_DIR, then waits up
  * to TIMEOUT seconds, re-reading the folder with backoff (NFS caches
- * refresh on a directory read), until every rank has.  0, or -1 with ERR:
+ * refresh on a directory read), until every rank has, in files of UID
+ * that RUN (NULL: any) counts as this run's.  0, or -1 with ERR:
  * "barrier: ranks 3, 5 did not start within 30 s ...", or why the record
  * could not be written. */
 int mad_barrier_wait(const char *job_dir, long step, long rank, long nranks, const char *host,
-		     long timeout, char *err, size_t size);
+		     uid_t uid, const struct mad_run *run, long timeout, char *err, size_t size);
 
 #endif

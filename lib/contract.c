@@ -6,6 +6,7 @@
 #include "hostlist.h"
 #include "netaddr.h"
 #include "rendezvous.h"
+#include "run.h"
 
 #include <unistd.h>
 
@@ -215,6 +216,7 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 {
 	memset(c, 0, sizeof(*c));
 	c->job_dir_fd = -1;
+	mad_run_none(&c->run);
 	c->facts_from = f->host_lacks_options || f->has_spur_job_id ? "spur" : "SLURM";
 	if (o->scheduler != MAD_SCHED_AUTO)
 		c->scheduler = o->scheduler;
@@ -375,6 +377,20 @@ void mad_contract_release(struct mad_contract *c)
 	c->job_dir_fd = -1;
 }
 
+int mad_contract_run_begin(struct mad_contract *c, char *err, size_t size)
+{
+	char host[256], key[64];
+
+	/* not a step's task (spur's steps and pmix launches have a step id) */
+	if (c->job_dir_fd < 0 || c->scheduler != MAD_SCHED_SPUR || c->fanout != MAD_FANOUT_NODES ||
+	    c->markers_expected < 2 || c->step_id != MAD_NONE)
+		return 0;
+	this_host(host, sizeof(host));
+	if (mad_run_key(key, sizeof(key)))
+		return mad_error(err, size, "cannot tell this run's process group");
+	return mad_run_begin(c->job_dir_fd, c->job_dir, c->rank, c->uid, host, key, &c->run, err, size);
+}
+
 /* MASTER_ADDR names the step's first node; block, cyclic and plane layouts
  * put task 0 there.  Where SLURM put it elsewhere (-m arbitrary without a
  * run folder, a topology-ordered layout: 26.05 _task_layout_topo), every
@@ -477,7 +493,7 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 			return 1;
 	} else if (mad_rdzv_wait(c->job_dir_fd, c->job_dir, c->record, c->collect_job_id, c->uid,
 				 c->task0_publishes ? c->task_rank : c->rank, c->timeout,
-				 c->job_dir_wait_s, &r, err, size)) {
+				 c->job_dir_wait_s, &c->run, &r, err, size)) {
 		return -1;
 	}
 	if (c->fanout == MAD_FANOUT_ARRAY && r.tasks_per_node > 0 &&

@@ -18,6 +18,7 @@
 
 #include "jobdir.h"
 #include "netaddr.h"
+#include "run.h"
 #include "options.h"
 
 #include <stddef.h>
@@ -104,6 +105,7 @@ struct mad_contract {
 	char record[32];       /* the step's rendezvous record in job_dir */
 	long markers_expected; /* done_rank files the job will leave */
 	long timeout;
+	struct mad_run run; /* this run, where a re-run shares the folder (run.h) */
 };
 
 /* mad_contract_compute() without MASTER_ADDR: scheduler, fan-out, both
@@ -144,6 +146,13 @@ int mad_contract_job_dir(struct mad_contract *c, enum mad_jobdir_mode mode, char
  * calls it once done with it (the plugin in each hook: nothing may stay
  * open across hooks or jobs in spurd); C may be computed again after. */
 void mad_contract_release(struct mad_contract *c);
+/* spur's per-node job script in nodes fan-out, on more than one node: it
+ * leaves script_rank<N> as it starts (mad-wait expects no marker of a node
+ * that never wrote it, design.md §10), and a re-run in the folder of the
+ * earlier run (spur #629) learns from it what is this run's (run.h).
+ * Elsewhere there is no rule.  Once the job folder is open: 0, or -1 with
+ * ERR. */
+int mad_contract_run_begin(struct mad_contract *c, char *err, size_t size);
 /* D for this attempt's job folder, for a caller that opens it later (a
  * forked child).  0, or -1 with ERR. */
 int mad_contract_jobdir(const struct mad_contract *c, struct mad_jobdir *d, char *err, size_t size);

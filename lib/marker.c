@@ -115,19 +115,6 @@ void mad_script_name(char *name, size_t size, long rank)
 	mad_rank_file_name(name, size, "script_rank", rank);
 }
 
-int mad_script_leave(int dirfd, const char *job_dir, long rank, char *err, size_t size)
-{
-	char name[32], host[256] = "", buf[400];
-	int n;
-
-	gethostname(host, sizeof(host) - 1);
-	n = snprintf(buf, sizeof(buf), "host=%s\ntime=%lld\n", host, (long long)time(NULL));
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return mad_error(err, size, "cannot write the script record of rank %ld", rank);
-	mad_script_name(name, sizeof(name), rank);
-	return mad_write_file_at(dirfd, job_dir, name, buf, (size_t)n, 0, err, size);
-}
-
 int mad_expected_write(int dirfd, const char *job_dir, long count, char *err, size_t size)
 {
 	char buf[64];

@@ -43,11 +43,11 @@ int mad_marker_leave(int dirfd, const char *job_dir, long rank, long job_id, int
 		     const char *error, long stepd, char *err, size_t size);
 /* script_rank<RANK> into NAME. */
 void mad_script_name(char *name, size_t size, long rank);
-/* Writes script_rank<RANK> in DIRFD: the job script started on node RANK (its host
- * and the time; mad-env, as the script starts).  spur runs a script that launches steps on its first
- * node only, the others hold (design.md §10): mad-wait then expects no
- * marker of a node that never wrote this.  0, or -1 with ERR. */
-int mad_script_leave(int dirfd, const char *job_dir, long rank, char *err, size_t size);
+/* script_rank<RANK> says the job script started on node RANK (its host,
+ * the time, the run's key): mad-env writes it as the script starts
+ * (run.h).  spur runs a script that launches steps on its first node only,
+ * the others hold (design.md §10): mad-wait then expects no marker of a
+ * node that never wrote it. */
 /* Writes the job folder's 'expected' file: COUNT, how many markers mad-wait
  * waits for, and the time.  As the job's user, in the attempt's opened
  * folder DIRFD (jobdir.h).  0, or -1 with ERR. */

@@ -5,6 +5,7 @@
 #include "jobdir.h"
 #include "clock.h"
 #include "netaddr.h"
+#include "run.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -99,10 +100,11 @@ int mad_rdzv_read(int dirfd, const char *job_dir, const char *record, uid_t uid,
 }
 
 int mad_rdzv_wait(int dirfd, const char *job_dir, const char *record, long job_id, uid_t uid,
-		  long rank, long timeout, double already, struct mad_rdzv *r, char *err, size_t size)
+		  long rank, long timeout, double already, const struct mad_run *run,
+		  struct mad_rdzv *r, char *err, size_t size)
 {
 	double start = mad_monotonic() - already, delay = 0.02, waited;
-	char last[256] = "no record";
+	char last[256] = "no record", why[200];
 
 	for (;;) {
 		int fd = mad_dir_reopen(dirfd); /* an open refreshes NFS caches */
@@ -111,10 +113,18 @@ int mad_rdzv_wait(int dirfd, const char *job_dir, const char *record, long job_i
 		if (fd >= 0)
 			close(fd);
 		rc = mad_rdzv_read(dirfd, job_dir, record, uid, r, last, sizeof(last));
-		if (rc == 1 && r->job_id == job_id)
-			return 0;
-		if (rc == 1)
+		if (rc == 1 && r->job_id == job_id) {
+			/* the record of an earlier run in this folder is still
+			 * there until rank 0 of this run writes its own */
+			rc = mad_run_counts(run, dirfd, uid, 0, r->time, why, sizeof(why));
+			if (rc == 1)
+				return 0;
+			snprintf(last, sizeof(last), "a record that is %s",
+				 rc == 0 ? why :
+					   "of an unknown run (rank 0's script record is unreadable)");
+		} else if (rc == 1) {
 			snprintf(last, sizeof(last), "a record of another job (%ld)", r->job_id);
+		}
 		waited = mad_monotonic() - start;
 		if (waited >= (double)timeout)
 			break;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct mad_run;
+
 /* The batch script's record (and spur's, which has no steps); an srun
  * step S writes "rendezvous.S", since each step has its own port and
  * task count. */
@@ -34,11 +36,13 @@ int mad_rdzv_publish(int dirfd, const char *job_dir, const char *record, const s
 int mad_rdzv_read(int dirfd, const char *job_dir, const char *record, uid_t uid, struct mad_rdzv *r,
 		  char *err, size_t size);
 /* Waits up to TIMEOUT seconds, of which ALREADY are spent (waiting for
- * the job folder), for a record of JOB_ID, opening DIRFD anew
- * (mad_dir_reopen) and re-reading it with backoff (so NFS caches
- * refresh).  0, or -1 with ERR naming the rank, the folder and the time
- * waited. */
+ * the job folder), for a record of JOB_ID that RUN (NULL: any) counts as
+ * this run's (run.h: rank 0 writes it again in each run), opening DIRFD
+ * anew (mad_dir_reopen) and re-reading it with backoff (so NFS caches
+ * refresh).  0, or -1 with ERR naming the rank, the folder, the time
+ * waited and what was found. */
 int mad_rdzv_wait(int dirfd, const char *job_dir, const char *record, long job_id, uid_t uid,
-		  long rank, long timeout, double already, struct mad_rdzv *r, char *err, size_t size);
+		  long rank, long timeout, double already, const struct mad_run *run,
+		  struct mad_rdzv *r, char *err, size_t size);
 
 #endif

@@ -162,8 +162,9 @@ static int run_barrier(struct mad_contract *c)
 	if (gethostname(host, sizeof(host) - 1))
 		strcpy(host, "?");
 	if ((c->job_dir_fd < 0 && mad_contract_job_dir(c, MAD_JOBDIR_JOIN, err, sizeof(err))) ||
+	    mad_contract_run_begin(c, err, sizeof(err)) ||
 	    mad_barrier_wait(c->job_dir_fd, c->job_dir, step == MAD_NONE ? -1 : step, rank, nranks,
-			     host, c->timeout, err, sizeof(err)))
+			     host, c->uid, &c->run, c->timeout, err, sizeof(err)))
 		die("%s", err);
 	mad_contract_release(c);
 	return MAD_EXIT_OK;
@@ -260,6 +261,10 @@ int main(int argc, char **argv)
 		snprintf(c.job_dir_notes, sizeof(c.job_dir_notes), "%.1000s", err);
 	if (out.mode == OUT_EXPORTS && *c.job_dir_notes)
 		tool_error("warning: %s", c.job_dir_notes);
+	/* as the script starts, before anything of an earlier run in the
+	 * folder is read (run.h) */
+	if (out.mode == OUT_EXPORTS && mad_contract_run_begin(&c, err, sizeof(err)))
+		die("%s", err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		die("%s", err);
 	/* after the rendezvous: rank 0 of an array has published its address
@@ -276,8 +281,7 @@ int main(int argc, char **argv)
 		die("%s", err);
 	/* mad-wait learns from it how many markers to expect */
 	if (out.mode == OUT_EXPORTS && c.job_dir_fd >= 0 &&
-	    (mad_expected_write(c.job_dir_fd, c.job_dir, c.markers_expected, err, sizeof(err)) ||
-	     mad_job_script_ran(&c, err, sizeof(err))))
+	    mad_expected_write(c.job_dir_fd, c.job_dir, c.markers_expected, err, sizeof(err)))
 		die("%s", err);
 	mad_contract_release(&c);
 	if (out.mode == OUT_JSON)

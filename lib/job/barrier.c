@@ -4,12 +4,14 @@
 #include "clock.h"
 #include "error.h"
 #include "jobdir.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BARRIER_LIST_MAX 20
@@ -92,15 +94,36 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 		snprintf(out + len, size - len, ", ... (%ld in all)", total);
 }
 
-/* The entries of the folder DIRFD, for mad_barrier_missing; -1 with
- * errno.  Listed through a descriptor of its own (mad_dir_reopen): a
- * listing from the start, which on NFS sees what the other ranks wrote. */
-static int list_dir(int dirfd, char ***names, size_t *n)
+/* Whether the entry NAME of the folder DIRFD, a record of STEP, is this
+ * run's (run.h); any other entry is left to mad_barrier_missing.  -1
+ * (errno) when it cannot be told. */
+static int this_runs(int dirfd, const char *name, long step, long nranks, uid_t uid,
+		     const struct mad_run *run)
+{
+	long rank, written = -1;
+	char why[200];
+	int rc;
+
+	if (!run || run->not_before < 0 || (rank = mad_barrier_rank_of(name, step, nranks)) < 0)
+		return 1;
+	rc = mad_run_file_time(dirfd, name, uid, &written);
+	if (rc < 0)
+		return errno == ENOENT || errno == EPERM ? 0 : -1;
+	return mad_run_counts(run, dirfd, uid, rank, rc ? written : -1, why, sizeof(why));
+}
+
+/* The entries of the folder DIRFD that may be this run's, for
+ * mad_barrier_missing; -1 with errno.  Listed through a descriptor of its
+ * own (mad_dir_reopen): a listing from the start, which on NFS sees what
+ * the other ranks wrote. */
+static int list_dir(int dirfd, long step, long nranks, uid_t uid, const struct mad_run *run,
+		    char ***names, size_t *n)
 {
 	int fd = mad_dir_reopen(dirfd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
 	size_t cap = 0;
+	int ours;
 
 	*names = NULL;
 	*n = 0;
@@ -114,6 +137,11 @@ static int list_dir(int dirfd, char ***names, size_t *n)
 	}
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "started", 7) != 0)
+			continue;
+		ours = this_runs(dirfd, e->d_name, step, nranks, uid, run);
+		if (ours < 0)
+			goto fail;
+		if (!ours)
 			continue;
 		if (*n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
@@ -131,12 +159,15 @@ static int list_dir(int dirfd, char ***names, size_t *n)
 	closedir(d);
 	return 0;
 oom:
+	errno = ENOMEM;
+fail:
+	ours = errno;
 	closedir(d);
 	while (*n)
 		free((*names)[--*n]);
 	free(*names);
 	*names = NULL;
-	errno = ENOMEM;
+	errno = ours;
 	return -1;
 }
 
@@ -148,7 +179,8 @@ static void free_names(char **names, size_t n)
 }
 
 int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long nranks,
-		     const char *host, long timeout, char *err, size_t size)
+		     const char *host, uid_t uid, const struct mad_run *run, long timeout,
+		     char *err, size_t size)
 {
 	double start = mad_monotonic(), delay = 0.02, waited;
 	unsigned char *present;
@@ -161,8 +193,8 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 				 nranks);
 	if (mad_barrier_name(name, sizeof(name), step, rank))
 		return mad_error(err, size, "barrier: no file name for rank %ld", rank);
-	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\n", rank, host,
-		       (long)getpid());
+	len = snprintf(content, sizeof(content), "rank=%ld\nhost=%s\npid=%ld\ntime=%ld\n", rank,
+		       host, (long)getpid(), (long)time(NULL));
 	if (len < 0 || (size_t)len >= sizeof(content))
 		return mad_error(err, size, "barrier: host name too long");
 	if (mad_write_file_at(dirfd, job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
@@ -174,7 +206,7 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 		char **names;
 		size_t n;
 
-		if (list_dir(dirfd, &names, &n)) {
+		if (list_dir(dirfd, step, nranks, uid, run, &names, &n)) {
 			rc = errno;
 			free(present);
 			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,

@@ -10,11 +10,16 @@
  * Files: "started_rank<R>" for the batch script (array fan-out, spur's
  * per-node script); "started.<S>_rank<R>" in srun step S, so each step
  * has its own barrier.  A rank's file is written once and stays: a second
- * barrier call in the same step passes at once. */
+ * barrier call in the same step passes at once.  Where a job runs again in
+ * the folder of its earlier run (spur #629), a rank's file counts only if
+ * this run wrote it (run.h): each file says when it was written (time=). */
 #ifndef MAD_BARRIER_H
 #define MAD_BARRIER_H
 
 #include <stddef.h>
+#include <sys/types.h>
+
+struct mad_run;
 
 /* The ranks of a barrier are counted in one allocation; a larger job is
  * an error, not a huge allocation. */
@@ -41,12 +46,13 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 /* Records RANK (of NRANKS, on HOST) as started in the job folder DIRFD
  * (JOB_DIR, its path, names it in messages), then waits up to TIMEOUT
  * seconds, listing that folder anew with backoff (mad_dir_reopen: NFS
- * caches refresh on an open and a directory read), until every rank has:
- * the record is written and the ranks counted in the folder that was
- * opened, never in what its path names later.  0, or -1 with ERR:
- * "barrier: ranks 3, 5 did not start within 30 s ...", or why the record
- * could not be written. */
+ * caches refresh on an open and a directory read), until every rank has,
+ * in files of UID that RUN (NULL: any) counts as this run's: the record is
+ * written and the ranks counted in the folder that was opened, never in
+ * what its path names later.  0, or -1 with ERR: "barrier: ranks 3, 5 did
+ * not start within 30 s ...", or why the record could not be written. */
 int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long nranks,
-		     const char *host, long timeout, char *err, size_t size);
+		     const char *host, uid_t uid, const struct mad_run *run, long timeout,
+		     char *err, size_t size);
 
 #endif

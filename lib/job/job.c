@@ -38,12 +38,3 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct m
 	mad_facts_from_env(facts, mad_process_getenv, NULL, nodelist, nsize);
 	return mad_contract_compute(opts, facts, c, err, size) ? -1 : 0;
 }
-
-int mad_job_script_ran(const struct mad_contract *c, char *err, size_t size)
-{
-	/* not a step's task (spur's steps and pmix launches have a step id) */
-	if (c->scheduler != MAD_SCHED_SPUR || c->fanout != MAD_FANOUT_NODES ||
-	    c->markers_expected < 2 || c->step_id != MAD_NONE)
-		return 0;
-	return mad_script_leave(c->job_dir_fd, c->job_dir, c->rank, err, size);
-}

@@ -29,12 +29,4 @@ int mad_process_getenv(void *ctx, const char *name, char *buf, size_t size);
 int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct mad_contract *c,
 		     char *nodelist, size_t nsize, int ac, char *const av[], char *err, size_t size);
 
-/* The job script of C started here: on spur in nodes fan-out (a script
- * per node, or on the first node only when it launches steps, design.md
- * §10) its folder gets script_rank<node> (marker.h); elsewhere nothing.
- * mad-env only, as the script starts: a node that dies later must still
- * owe its marker.  C's folder must be open (c->job_dir_fd): the file is
- * written there.  0, or -1 with ERR. */
-int mad_job_script_ran(const struct mad_contract *c, char *err, size_t size);
-
 #endif

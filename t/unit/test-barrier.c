@@ -101,22 +101,23 @@ TEST(wait_passes_when_all_started_and_fails_naming_the_rest)
 	touch(dir, "started_rank0");
 	touch(dir, "started_rank2");
 	/* rank 1 is the last to arrive: nothing to wait for */
-	CHECK(mad_barrier_wait(fd, dir, -1, 1, 3, "n2", 5, err, sizeof(err)) == 0);
+	CHECK(mad_barrier_wait(fd, dir, -1, 1, 3, "n2", getuid(), NULL, 5, err, sizeof(err)) == 0);
 	CHECK(access(strcat(strcpy(cmd, dir), "/started_rank1"), F_OK) == 0);
 	/* 5 ranks: 3 and 4 never come */
 	start = mad_monotonic();
-	CHECK(mad_barrier_wait(fd, dir, -1, 0, 5, "n1", 1, err, sizeof(err)) == -1);
+	CHECK(mad_barrier_wait(fd, dir, -1, 0, 5, "n1", getuid(), NULL, 1, err, sizeof(err)) == -1);
 	CHECK(mad_monotonic() - start >= 1.0 && mad_monotonic() - start < 3.0);
 	CHECK(starts_with(err, "barrier: ranks 3, 4 did not start within 1 s ("));
 	CHECK(strstr(err, dir) != NULL);
 	/* the same step's files only: step 7 has nobody but this rank */
-	CHECK(mad_barrier_wait(fd, dir, 7, 1, 2, "n2", 1, err, sizeof(err)) == -1);
+	CHECK(mad_barrier_wait(fd, dir, 7, 1, 2, "n2", getuid(), NULL, 1, err, sizeof(err)) == -1);
 	CHECK(starts_with(err,
 			  "barrier: rank 0 did not start within 1 s (no started.7_rankR file for it"));
 	/* a rank outside the barrier, or a folder that cannot hold records */
-	CHECK(mad_barrier_wait(fd, dir, -1, 5, 5, "n1", 1, err, sizeof(err)) == -1);
+	CHECK(mad_barrier_wait(fd, dir, -1, 5, 5, "n1", getuid(), NULL, 1, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "out of range") != NULL);
-	CHECK(mad_barrier_wait(-1, "/nonexistent/dir", -1, 0, 2, "n1", 1, err, sizeof(err)) == -1);
+	CHECK(mad_barrier_wait(-1, "/nonexistent/dir", -1, 0, 2, "n1", getuid(), NULL, 1, err,
+			       sizeof(err)) == -1);
 	CHECK(strstr(err, "barrier: rank 0: cannot write '/nonexistent/dir/started_rank0'") != NULL);
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

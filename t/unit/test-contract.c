@@ -581,6 +581,7 @@ TEST(the_opened_job_folder_is_written_and_read_whatever_its_path_names_later)
 	char opened[MAD_JOBDIR_PATH], now[MAD_JOBDIR_PATH], path[MAD_JOBDIR_PATH + 32];
 	struct env e = { { "MAD_MODEL=m", env_run } };
 	struct mad_rdzv mine = { "192.0.2.1", 29500, "n1", 50, 2, 1, -1 }, got;
+	struct mad_run this_run;
 	struct mad_jobdir d;
 	struct mad_facts f;
 	int fd;
@@ -613,18 +614,18 @@ TEST(the_opened_job_folder_is_written_and_read_whatever_its_path_names_later)
 	/* reads: the opened folder's record, no failure recorded there */
 	CHECK(mad_rdzv_read(fd, c.job_dir, "rendezvous", c.uid, &got, err, sizeof(err)) == 1);
 	CHECK(got.port == 2222 && got.job_id == 50);
-	CHECK(mad_rdzv_wait(fd, c.job_dir, "rendezvous", 50, c.uid, 1, 0, 0, &got, err,
+	CHECK(mad_rdzv_wait(fd, c.job_dir, "rendezvous", 50, c.uid, 1, 0, 0, NULL, &got, err,
 			    sizeof(err)) == 0);
 	CHECK(mad_marker_failure_recorded(fd, "done_rank0", 50, 77) == 0);
 	/* the barrier writes its record and counts rank 1's there */
-	CHECK(mad_barrier_wait(fd, c.job_dir, -1, 0, 2, "n1", 0, err, sizeof(err)) == 0);
+	CHECK(mad_barrier_wait(fd, c.job_dir, -1, 0, 2, "n1", c.uid, NULL, 0, err, sizeof(err)) == 0);
 	CHECK(holds(opened, "started_rank0", "rank=0") && !holds(now, "started_rank0", NULL));
 	/* writes: all of them in the opened folder, none at the path */
 	CHECK(mad_rdzv_publish(fd, c.job_dir, "rendezvous", &mine, err, sizeof(err)) == 0);
 	CHECK(holds(opened, "rendezvous", "port=29500") && holds(now, "rendezvous", "port=1111"));
 	CHECK(mad_expected_write(fd, c.job_dir, 2, err, sizeof(err)) == 0);
 	CHECK(holds(opened, "expected", "2") && !holds(now, "expected", NULL));
-	CHECK(mad_script_leave(fd, c.job_dir, 0, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(fd, c.job_dir, 0, c.uid, "n1", "1.2", &this_run, err, sizeof(err)) == 0);
 	CHECK(holds(opened, "script_rank0", NULL) && !holds(now, "script_rank0", NULL));
 	CHECK(mad_ready_leave(fd, c.job_dir, 0, 50, "http://n1:8000", err, sizeof(err)) == 0);
 	CHECK(holds(opened, "ready_rank0", "http://n1:8000") && !holds(now, "ready_rank0", NULL));

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* run.c: see run.h. */
+#include "run.h"
+#include "error.h"
+#include "jobdir.h"
+#include "marker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_FILE_MAX 1024 /* a script record, a started file: a few lines */
+
+void mad_run_none(struct mad_run *run)
+{
+	run->start = run->previous = run->not_before = -1;
+}
+
+long mad_run_bound(long previous, long start)
+{
+	long half;
+
+	if (previous < 0)
+		return -1;
+	/* clocks that disagree put the earlier start after this one: only
+	 * what is newer than the earlier run's start can be this run's */
+	if (previous >= start)
+		return previous + 1;
+	half = (start - previous) / 2;
+	return start - (half < MAD_RUN_SPREAD ? half : MAD_RUN_SPREAD);
+}
+
+int mad_run_key(char *out, size_t size)
+{
+	pid_t group = getpgrp();
+	char path[64], stat[1024], *p;
+	unsigned long long ticks = 0;
+	ssize_t n = -1;
+	int fd, field, len;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)group);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, stat, sizeof(stat) - 1);
+		close(fd);
+	}
+	/* field 22, starttime, counted after the command's closing ')' (proc(5)) */
+	if (n > 0) {
+		stat[n] = '\0';
+		p = strrchr(stat, ')');
+		for (field = 2; p && field < 22; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			ticks = strtoull(p + 1, NULL, 10);
+	}
+	len = ticks ? snprintf(out, size, "%ld.%llu", (long)group, ticks) :
+		      snprintf(out, size, "%ld", (long)group);
+	return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
+/* NAME in the folder DIRFD into BUF, if a small regular file of UID: its
+ * length; 0 when absent; -1 (errno) when it cannot be read or is not such
+ * a file. */
+static ssize_t read_small(int dirfd, const char *name, uid_t uid, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, e;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	e = fstat(fd, &st) ? errno : !S_ISREG(st.st_mode) || st.st_uid != uid ? EPERM : 0;
+	if (e) {
+		close(fd);
+		return errno = e, -1;
+	}
+	n = read(fd, buf, size - 1);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return errno = e, -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* The value of "KEY=" on a line of TEXT, NULL when none; it ends at '\n'. */
+static const char *field(const char *text, const char *key, size_t *len)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, k) == 0 && p[k] == '=') {
+			*len = strcspn(p + k + 1, "\n");
+			return p + k + 1;
+		}
+	}
+	return NULL;
+}
+
+/* A decimal field of TEXT, or -1. */
+static long number(const char *text, const char *key)
+{
+	size_t len;
+	const char *v = field(text, key, &len);
+	char *end;
+	long n;
+
+	if (!v || !len)
+		return -1;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	return errno || end != v + len || n < 0 ? -1 : n;
+}
+
+static int same(const char *text, const char *key, const char *want)
+{
+	size_t len;
+	const char *v = field(text, key, &len);
+
+	return v && len == strlen(want) && memcmp(v, want, len) == 0;
+}
+
+int mad_run_file_time(int dirfd, const char *name, uid_t uid, long *time)
+{
+	char buf[RUN_FILE_MAX];
+	ssize_t n = read_small(dirfd, name, uid, buf, sizeof(buf));
+
+	if (n <= 0)
+		return (int)n;
+	*time = number(buf, "time");
+	return *time >= 0;
+}
+
+int mad_run_begin(int dirfd, const char *job_dir, long rank, uid_t uid, const char *host,
+		  const char *key, struct mad_run *run, char *err, size_t size)
+{
+	char name[32], buf[RUN_FILE_MAX];
+	ssize_t n;
+	int len;
+
+	mad_script_name(name, sizeof(name), rank);
+	n = read_small(dirfd, name, uid, buf, sizeof(buf));
+	if (n > 0 && same(buf, "host", host) && same(buf, "key", key) &&
+	    (run->start = number(buf, "time")) >= 0) {
+		run->previous = number(buf, "previous");
+		run->not_before = mad_run_bound(run->previous, run->start);
+		return 0;
+	}
+	/* another run's record, or one of a release without keys: an
+	 * earlier run of this job in its folder */
+	run->previous = n > 0 ? number(buf, "time") : -1;
+	run->start = (long)time(NULL);
+	run->not_before = mad_run_bound(run->previous, run->start);
+	len = snprintf(buf, sizeof(buf), "host=%s\ntime=%ld\nkey=%s\n", host, run->start, key);
+	if (len > 0 && (size_t)len < sizeof(buf) && run->previous >= 0)
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "previous=%ld\n", run->previous);
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return mad_error(err, size, "cannot write the script record of rank %ld", rank);
+	return mad_write_file_at(dirfd, job_dir, name, buf, (size_t)len, 0, err, size);
+}
+
+int mad_run_counts(const struct mad_run *run, int dirfd, uid_t uid, long rank, long file_time,
+		   char *why, size_t wsize)
+{
+	char name[32];
+	long started = -1;
+	int rc;
+
+	if (!run || run->not_before < 0)
+		return 1;
+	mad_script_name(name, sizeof(name), rank);
+	rc = mad_run_file_time(dirfd, name, uid, &started);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || started < run->not_before) {
+		snprintf(why, wsize,
+			 "an earlier run's: rank %ld has not started this run yet (%s %s, this run began here at %ld)",
+			 rank, name, rc ? "is older" : "is not there", run->start);
+		return 0;
+	}
+	if (file_time < started) {
+		snprintf(why, wsize,
+			 "an earlier run's: written at %ld, before rank %ld started this run at %ld",
+			 file_time, rank, started);
+		return 0;
+	}
+	return 1;
+}

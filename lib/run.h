@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* run.h: this run of a job script, where the scheduler runs a job again in
+ * the folder of its earlier run (design.md §15).  spur's requeue (#629)
+ * keeps the job's id and submit time and exports no restart count, so both
+ * runs have one attempt identity and one job folder, and rank 0's
+ * rendezvous record and the ranks' started_rank<R> files of the earlier run
+ * are there when the next run starts.  Those files count for this run only
+ * if this run wrote them.
+ *
+ * Each node's job script leaves script_rank<N> as it starts (marker.h):
+ * host, time, and the script's run key, its process group with the group
+ * leader's start (spurd starts a job in a group of its own: executor.rs
+ * process_group(0) at 4cc3da8, all but pmix multi-task launches, which are
+ * steps and have no rule), which no other run has.  The first mad-env of a run
+ * finds the earlier run's record there (another key), keeps its time as
+ * previous= and writes this run's; a later mad-env of the same run (the
+ * same key) finds its own.
+ *
+ * The bound: this node's start less half the time since the earlier run's
+ * start, and less at most MAD_RUN_SPREAD.  The nodes of one run start
+ * together (spur dispatches them at once), and the earlier run started
+ * before it ended, which was before this run began.  A rank whose script
+ * record is older than the bound has not started in this run yet; a file of
+ * rank R (rank 0's rendezvous record, started_rank<R>) counts only once
+ * rank R's script record is this run's and the file is no older than it
+ * (both written on rank R's node, by one clock).  A first run (no record
+ * of an earlier one) has no bound, and every file counts as before. */
+#ifndef MAD_RUN_H
+#define MAD_RUN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Seconds between the starts of one run's nodes, at most, on top of the
+ * clocks' difference. */
+#define MAD_RUN_SPREAD 30
+
+struct mad_run {
+	long start;      /* this node's script start (its clock) */
+	long previous;   /* the earlier run's start on this rank; -1: none */
+	long not_before; /* the bound; -1: no rule (a first run) */
+};
+
+/* No rule: a first run, or a job that is never run again in its folder. */
+void mad_run_none(struct mad_run *run);
+
+/* The bound from an earlier start PREVIOUS (-1: none) and this one, START.
+ * Pure. */
+long mad_run_bound(long previous, long start);
+
+/* This run's key into OUT: "<process group>.<its leader's start in clock
+ * ticks>", or the group alone where /proc does not say.  0, or -1. */
+int mad_run_key(char *out, size_t size);
+
+/* Reads script_rank<RANK> in the job folder DIRFD (JOB_DIR names it in
+ * messages), a regular file of UID: the same HOST and KEY, this run's (*RUN
+ * from it); else writes this run's, the earlier one's start as previous=.
+ * 0, or -1 with ERR. */
+int mad_run_begin(int dirfd, const char *job_dir, long rank, uid_t uid, const char *host,
+		  const char *key, struct mad_run *run, char *err, size_t size);
+
+/* The time= of NAME in the folder DIRFD, a small regular file of UID: 1
+ * and *TIME; 0 when it is absent or has none; -1 (errno) when it cannot be
+ * read. */
+int mad_run_file_time(int dirfd, const char *name, uid_t uid, long *time);
+
+/* Whether rank RANK's file written at FILE_TIME (its time=, -1: none) is
+ * this run's: 1; 0, WHY saying whose it is; -1 (errno) when rank RANK's
+ * script record cannot be read.  Without a rule (RUN NULL, or a first
+ * run), 1. */
+int mad_run_counts(const struct mad_run *run, int dirfd, uid_t uid, long rank, long file_time,
+		   char *why, size_t wsize);
+
+#endif

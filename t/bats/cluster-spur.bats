@@ -592,7 +592,7 @@ spur_submit() {
 	chmod 0755 orphan-ok.sh orphan-lost.sh
 	spur_submit sbatch --nodes=2 -o /dev/null orphan-ok.sh
 	ok=$jobid
-	spur_submit sbatch --nodes=2 -t 1 -o /dev/null orphan-lost.sh
+	spur_submit sbatch --nodes=2 -t 0:00:20 -o /dev/null orphan-lost.sh
 	lost=$jobid
 	for id in "$ok" "$lost"; do
 		for _ in $(seq 60); do
@@ -603,7 +603,8 @@ spur_submit() {
 		assert_success
 	done
 	# the lost job's wait starts now: its clock, from its first answer, runs out at
-	# the limit (60 s, --overtime 0), before spur's watchdog ends it (limit + 30 s)
+	# the limit (20 s, --overtime 0; spur keeps limits to the second, lib.sh
+	# spur_time_limit), before spur's watchdog ends it (limit + 30 s)
 	"${spur[@]}" mad-wait --interval 1 --grace 2 --overtime 0 "$lost" >"$BATS_TEST_TMPDIR/lost" 2>&1 &
 	waiter=$!
 	wait_lines "$run_dir/$ok/done_rank1" 1

@@ -190,6 +190,40 @@ spur_limit_seconds() {
 	fi
 }
 
+# spur keeps a job's time limit to the second (crates/spur-cli/src/sbatch.rs@4cc3da8 parses
+# --time with config.rs parse_time_seconds: "0:00:20" is 20 s, "H:M" hours and minutes, "N"
+# minutes, suffixed "30s", "2m"), where the real cluster rounds it up to whole minutes; squeue
+# prints it as squeue.rs format_duration_hms does (M:SS, H:MM:SS, D-HH:MM:SS).  Prints spur's
+# limit for sbatch's --time value, or fails for a form the emulation leaves to the real
+# cluster's rounding.
+spur_time_limit() {
+	local v=$1 s d h m
+	if [[ $v =~ ^([0-9]+)$ ]]; then s=$((10#$v * 60))
+	elif [[ $v =~ ^([0-9]+):([0-9]+)$ ]]; then s=$((10#${BASH_REMATCH[1]} * 3600 + 10#${BASH_REMATCH[2]} * 60))
+	elif [[ $v =~ ^([0-9]+):([0-9]+):([0-9]+)$ ]]; then
+		s=$((10#${BASH_REMATCH[1]} * 3600 + 10#${BASH_REMATCH[2]} * 60 + 10#${BASH_REMATCH[3]}))
+	elif [[ $v =~ ^([0-9]+)([smhd])$ ]]; then
+		case ${BASH_REMATCH[2]} in s) s=1 ;; m) s=60 ;; h) s=3600 ;; d) s=86400 ;; esac
+		s=$((10#${BASH_REMATCH[1]} * s))
+	else
+		return 1
+	fi
+	d=$((s / 86400)) h=$((s % 86400 / 3600)) m=$((s % 3600 / 60)) s=$((s % 60))
+	if ((d)); then printf '%d-%02d:%02d:%02d\n' "$d" "$h" "$m" "$s"
+	elif ((h)); then printf '%d:%02d:%02d\n' "$h" "$m" "$s"
+	else printf '%d:%02d\n' "$m" "$s"; fi
+}
+
+# ROW (SPUR_SQUEUE_FIELDS) with LIMIT, spur's own time limit where sbatch kept one for its
+# job (the file limit.<real id>), as its limit.
+spur_row_limit() {
+	local field
+	[[ -n $2 ]] || { printf '%s\n' "$1"; return; }
+	IFS='|' read -ra field <<<"$1"
+	field[10]=$2
+	(IFS='|'; printf '%s\n' "${field[*]}")
+}
+
 # ROW (SPUR_SQUEUE_FIELDS) of an orphaned job as the controller lists it at NOW.
 spur_orphan_row() {
 	local field limit start
@@ -206,9 +240,14 @@ spur_orphan_row() {
 # controller lists it, and added where the real cluster forgot the job.
 spur_rows_orphaned() {
 	local dir f row id sid clock
-	local -A orphan=()
+	local -A orphan=() limits=()
 	dir=$(spur_state_dir) || return 1
 	clock=$(date +%s)
+	for f in "$dir"/limit.*; do
+		[[ -e $f ]] || continue
+		IFS= read -r row <"$f"
+		limits[${f##*/limit.}]=$row
+	done
 	for f in "$dir"/orphan.*; do
 		[[ -e $f ]] || continue
 		sid=${f##*/orphan.}
@@ -216,7 +255,7 @@ spur_rows_orphaned() {
 		# a restarted cluster gave its real id to a newer job: long ended
 		[[ -n $id ]] || { rm -f "$f"; continue; }
 		IFS= read -r row <"$f"
-		orphan[$id]=$row
+		orphan[$id]=$(spur_row_limit "$row" "${limits[${id%%_*}]:-}")
 	done
 	while IFS= read -r row; do
 		id=${row%%|*}
@@ -224,7 +263,7 @@ spur_rows_orphaned() {
 			spur_orphan_row "${orphan[$id]}" "$clock"
 			unset "orphan[$id]"
 		else
-			printf '%s\n' "$row"
+			spur_row_limit "$row" "${limits[${id%%_*}]:-}"
 		fi
 	done
 	for id in "${!orphan[@]}"; do spur_orphan_row "${orphan[$id]}" "$clock"; done

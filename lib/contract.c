@@ -380,15 +380,17 @@ void mad_contract_release(struct mad_contract *c)
 int mad_contract_run_begin(struct mad_contract *c, char *err, size_t size)
 {
 	char host[256], key[64];
+	long start;
 
 	/* not a step's task (spur's steps and pmix launches have a step id) */
 	if (c->job_dir_fd < 0 || c->scheduler != MAD_SCHED_SPUR || c->fanout != MAD_FANOUT_NODES ||
 	    c->markers_expected < 2 || c->step_id != MAD_NONE)
 		return 0;
 	this_host(host, sizeof(host));
-	if (mad_run_key(key, sizeof(key)))
-		return mad_error(err, size, "cannot tell this run's process group");
-	return mad_run_begin(c->job_dir_fd, c->job_dir, c->rank, c->uid, host, key, &c->run, err, size);
+	if (mad_run_script(key, sizeof(key), &start))
+		return mad_error(err, size, "cannot tell this run's job script");
+	return mad_run_begin(c->job_dir_fd, c->job_dir, c->rank, c->uid, host, key, start, &c->run,
+			     err, size);
 }
 
 /* MASTER_ADDR names the step's first node; block, cyclic and plane layouts

@@ -27,39 +27,97 @@ long mad_run_bound(long previous, long start)
 
 	if (previous < 0)
 		return -1;
-	/* clocks that disagree put the earlier start after this one: only
-	 * what is newer than the earlier run's start can be this run's */
+	/* clocks that disagree (the earlier run on a host ahead of this
+	 * one) put the earlier start at or after this one: nothing tells the
+	 * runs apart, and a bound there would refuse this run's own files */
 	if (previous >= start)
-		return previous + 1;
+		return -1;
 	half = (start - previous) / 2;
 	return start - (half < MAD_RUN_SPREAD ? half : MAD_RUN_SPREAD);
 }
 
-int mad_run_key(char *out, size_t size)
+/* The fields of /proc/PID/stat this needs (proc(5)): the parent (4), the
+ * start in clock ticks since boot (22), counted after the command's
+ * closing ')', which may itself hold spaces and parentheses.  0, or -1. */
+static int proc_stat(pid_t pid, pid_t *ppid, unsigned long long *ticks)
 {
-	pid_t group = getpgrp();
 	char path[64], stat[1024], *p;
-	unsigned long long ticks = 0;
-	ssize_t n = -1;
-	int fd, field, len;
+	ssize_t n;
+	int fd, field;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)group);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, stat, sizeof(stat) - 1);
-		close(fd);
+	if (fd < 0)
+		return -1;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	stat[n] = '\0';
+	p = strrchr(stat, ')');
+	for (field = 2; p && field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field == 3)
+			*ppid = (pid_t)strtol(p + 1, NULL, 10);
 	}
-	/* field 22, starttime, counted after the command's closing ')' (proc(5)) */
-	if (n > 0) {
-		stat[n] = '\0';
-		p = strrchr(stat, ')');
-		for (field = 2; p && field < 22; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			ticks = strtoull(p + 1, NULL, 10);
+	if (!p)
+		return -1;
+	*ticks = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+/* The owner of /proc/PID: the process's user; (uid_t)-1 when it is gone. */
+static uid_t proc_owner(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%ld", (long)pid);
+	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
+}
+
+/* The boot time /proc/stat gives ("btime N"), or -1. */
+static long boot_time(void)
+{
+	char buf[8192], *p;
+	ssize_t n;
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nbtime ");
+	return p ? strtol(p + 7, NULL, 10) : -1;
+}
+
+int mad_run_script(char *key, size_t size, long *start)
+{
+	pid_t pid = getpid(), ppid = 0, up;
+	unsigned long long ticks = 0, t;
+	long boot = boot_time(), hz = sysconf(_SC_CLK_TCK);
+	int len, depth;
+
+	/* up the parents while they are this user's: the job script's
+	 * process is the oldest (spurd, root, started it; a container's
+	 * view ends at its init), whatever groups and sessions its children
+	 * made (timeout, setsid, a subprocess's new session) */
+	for (depth = 0; depth < 256 && proc_stat(pid, &up, &t) == 0; depth++) {
+		ppid = up, ticks = t;
+		if (ppid <= 1 || proc_owner(ppid) != geteuid())
+			break;
+		pid = ppid;
 	}
-	len = ticks ? snprintf(out, size, "%ld.%llu", (long)group, ticks) :
-		      snprintf(out, size, "%ld", (long)group);
+	if (!ticks || boot < 0 || hz <= 0) {
+		*start = (long)time(NULL);
+		len = snprintf(key, size, "%ld", (long)getpgrp());
+	} else {
+		*start = boot + (long)(ticks / (unsigned long long)hz);
+		len = snprintf(key, size, "%ld.%llu", (long)pid, ticks);
+	}
 	return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
@@ -138,7 +196,7 @@ int mad_run_file_time(int dirfd, const char *name, uid_t uid, long *time)
 }
 
 int mad_run_begin(int dirfd, const char *job_dir, long rank, uid_t uid, const char *host,
-		  const char *key, struct mad_run *run, char *err, size_t size)
+		  const char *key, long start, struct mad_run *run, char *err, size_t size)
 {
 	char name[32], buf[RUN_FILE_MAX];
 	ssize_t n;
@@ -155,7 +213,7 @@ int mad_run_begin(int dirfd, const char *job_dir, long rank, uid_t uid, const ch
 	/* another run's record, or one of a release without keys: an
 	 * earlier run of this job in its folder */
 	run->previous = n > 0 ? number(buf, "time") : -1;
-	run->start = (long)time(NULL);
+	run->start = start;
 	run->not_before = mad_run_bound(run->previous, run->start);
 	len = snprintf(buf, sizeof(buf), "host=%s\ntime=%ld\nkey=%s\n", host, run->start, key);
 	if (len > 0 && (size_t)len < sizeof(buf) && run->previous >= 0)

@@ -8,10 +8,8 @@
  * if this run wrote them.
  *
  * Each node's job script leaves script_rank<N> as it starts (marker.h):
- * host, time, and the script's run key, its process group with the group
- * leader's start (spurd starts a job in a group of its own: executor.rs
- * process_group(0) at 4cc3da8, all but pmix multi-task launches, which are
- * steps and have no rule), which no other run has.  The first mad-env of a run
+ * host, the script's start, and the run's key: the job script's process
+ * and its start (mad_run_script), which no other run has.  The first mad-env of a run
  * finds the earlier run's record there (another key), keeps its time as
  * previous= and writes this run's; a later mad-env of the same run (the
  * same key) finds its own.
@@ -48,16 +46,21 @@ void mad_run_none(struct mad_run *run);
  * Pure. */
 long mad_run_bound(long previous, long start);
 
-/* This run's key into OUT: "<process group>.<its leader's start in clock
- * ticks>", or the group alone where /proc does not say.  0, or -1. */
-int mad_run_key(char *out, size_t size);
+/* The job script's process on this node: the oldest ancestor of this
+ * process that is the same user's (spurd, as root, started it), whatever
+ * process groups and sessions its children made (timeout, setsid, a
+ * subprocess's new session).  Its key, "<pid>.<start in clock ticks since
+ * boot>", into KEY, which no other run has, and its start (this node's
+ * clock) into *START; where /proc does not say, the process group and
+ * now.  0, or -1 when KEY is too small. */
+int mad_run_script(char *key, size_t size, long *start);
 
 /* Reads script_rank<RANK> in the job folder DIRFD (JOB_DIR names it in
  * messages), a regular file of UID: the same HOST and KEY, this run's (*RUN
- * from it); else writes this run's, the earlier one's start as previous=.
- * 0, or -1 with ERR. */
+ * from it); else writes this run's, started at START, the earlier one's
+ * start as previous=.  0, or -1 with ERR. */
 int mad_run_begin(int dirfd, const char *job_dir, long rank, uid_t uid, const char *host,
-		  const char *key, struct mad_run *run, char *err, size_t size);
+		  const char *key, long start, struct mad_run *run, char *err, size_t size);
 
 /* The time= of NAME in the folder DIRFD, a small regular file of UID: 1
  * and *TIME; 0 when it is absent or has none; -1 (errno) when it cannot be

@@ -95,29 +95,33 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 }
 
 /* Whether the entry NAME of the folder DIRFD, a record of STEP, is this
- * run's (run.h); any other entry is left to mad_barrier_missing.  -1
- * (errno) when it cannot be told. */
+ * run's (run.h); any other entry is left to mad_barrier_missing.  A file
+ * that cannot be read now (renamed over as it was opened, a passing NFS
+ * error) is not there yet; WHY gets why one was passed over. */
 static int this_runs(int dirfd, const char *name, long step, long nranks, uid_t uid,
-		     const struct mad_run *run)
+		     const struct mad_run *run, char *why, size_t wsize)
 {
 	long rank, written = -1;
-	char why[200];
+	char reason[200];
 	int rc;
 
 	if (!run || run->not_before < 0 || (rank = mad_barrier_rank_of(name, step, nranks)) < 0)
 		return 1;
 	rc = mad_run_file_time(dirfd, name, uid, &written);
 	if (rc < 0)
-		return errno == ENOENT || errno == EPERM ? 0 : -1;
-	return mad_run_counts(run, dirfd, uid, rank, rc ? written : -1, why, sizeof(why));
+		return 0;
+	rc = mad_run_counts(run, dirfd, uid, rank, rc ? written : -1, reason, sizeof(reason));
+	if (rc == 0)
+		snprintf(why, wsize, "%.60s is %.200s", name, reason);
+	return rc == 1;
 }
 
 /* The entries of the folder DIRFD that may be this run's, for
- * mad_barrier_missing; -1 with errno.  Listed through a descriptor of its
- * own (mad_dir_reopen): a listing from the start, which on NFS sees what
- * the other ranks wrote. */
+ * mad_barrier_missing, WHY naming one passed over as an earlier run's; -1
+ * with errno.  Listed through a descriptor of its own (mad_dir_reopen): a
+ * listing from the start, which on NFS sees what the other ranks wrote. */
 static int list_dir(int dirfd, long step, long nranks, uid_t uid, const struct mad_run *run,
-		    char ***names, size_t *n)
+		    char ***names, size_t *n, char *why, size_t wsize)
 {
 	int fd = mad_dir_reopen(dirfd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -138,9 +142,7 @@ static int list_dir(int dirfd, long step, long nranks, uid_t uid, const struct m
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "started", 7) != 0)
 			continue;
-		ours = this_runs(dirfd, e->d_name, step, nranks, uid, run);
-		if (ours < 0)
-			goto fail;
+		ours = this_runs(dirfd, e->d_name, step, nranks, uid, run, why, wsize);
 		if (!ours)
 			continue;
 		if (*n == cap) {
@@ -159,15 +161,12 @@ static int list_dir(int dirfd, long step, long nranks, uid_t uid, const struct m
 	closedir(d);
 	return 0;
 oom:
-	errno = ENOMEM;
-fail:
-	ours = errno;
 	closedir(d);
 	while (*n)
 		free((*names)[--*n]);
 	free(*names);
 	*names = NULL;
-	errno = ours;
+	errno = ENOMEM;
 	return -1;
 }
 
@@ -184,7 +183,7 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 {
 	double start = mad_monotonic(), delay = 0.02, waited;
 	unsigned char *present;
-	char name[64], content[512], who[1024];
+	char name[64], content[512], who[1024], why[320] = "";
 	long missing;
 	int rc, len;
 
@@ -206,7 +205,7 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 		char **names;
 		size_t n;
 
-		if (list_dir(dirfd, step, nranks, uid, run, &names, &n)) {
+		if (list_dir(dirfd, step, nranks, uid, run, &names, &n, why, sizeof(why))) {
 			rc = errno;
 			free(present);
 			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,
@@ -228,6 +227,10 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 	mad_barrier_describe(present, nranks, who, sizeof(who));
 	free(present);
 	barrier_prefix(name, sizeof(name), step);
+	if (*why)
+		return mad_error(err, size,
+				 "barrier: %s did not start within %ld s (no %sR file of this run for %s in '%s': %s; the timeout is --mad-timeout)",
+				 who, timeout, name, missing == 1 ? "it" : "them", job_dir, why);
 	return mad_error(err, size,
 			 "barrier: %s did not start within %ld s (no %sR file for %s in '%s'; the timeout is --mad-timeout)",
 			 who, timeout, name, missing == 1 ? "it" : "them", job_dir);

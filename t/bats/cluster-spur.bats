@@ -579,7 +579,7 @@ spur_submit() {
 		-v b="$(cat "$MAD_CLUSTER_SHARED/rr-barrier.2.1")" 'BEGIN { exit !(e >= s && b >= s) }'
 	# and it started before rank 0 did, with the first run's files all there
 	awk -v s="$(cat "$MAD_CLUSTER_SHARED/rr-start.2.0")" -v p="$(cat "$MAD_CLUSTER_SHARED/rr-start.2.1")" \
-		'BEGIN { exit !(p + 1 < s) }'
+		'BEGIN { exit !(p < s) }'
 }
 
 # spur #803 (lib.sh spur_spurd_restart): after a restart of spurd the controller lists the job

@@ -625,7 +625,7 @@ TEST(the_opened_job_folder_is_written_and_read_whatever_its_path_names_later)
 	CHECK(holds(opened, "rendezvous", "port=29500") && holds(now, "rendezvous", "port=1111"));
 	CHECK(mad_expected_write(fd, c.job_dir, 2, err, sizeof(err)) == 0);
 	CHECK(holds(opened, "expected", "2") && !holds(now, "expected", NULL));
-	CHECK(mad_run_begin(fd, c.job_dir, 0, c.uid, "n1", "1.2", &this_run, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(fd, c.job_dir, 0, c.uid, "n1", "1.2", 5, &this_run, err, sizeof(err)) == 0);
 	CHECK(holds(opened, "script_rank0", NULL) && !holds(now, "script_rank0", NULL));
 	CHECK(mad_ready_leave(fd, c.job_dir, 0, 50, "http://n1:8000", err, sizeof(err)) == 0);
 	CHECK(holds(opened, "ready_rank0", "http://n1:8000") && !holds(now, "ready_rank0", NULL));

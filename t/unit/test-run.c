@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[] = "/tmp/test-run.XXXXXX";
@@ -44,20 +45,54 @@ TEST(the_bound_lies_between_the_two_starts)
 	CHECK(mad_run_bound(-1, 1000) == -1);   /* a first run: no rule */
 	CHECK(mad_run_bound(990, 1000) == 995); /* a short earlier run: half way */
 	CHECK(mad_run_bound(100, 1000) == 1000 - MAD_RUN_SPREAD);
-	CHECK(mad_run_bound(1000, 1000) == 1001); /* clocks that disagree */
-	CHECK(mad_run_bound(1005, 1000) == 1006);
+	CHECK(mad_run_bound(1000, 1000) == -1); /* clocks that disagree: no rule */
+	CHECK(mad_run_bound(1005, 1000) == -1);
 }
 
-TEST(the_key_names_this_process_group)
+/* The key of the oldest ancestor of the caller that is the same user's,
+ * from a child in a session and group of its own (as timeout and setsid
+ * make one): the same as the parent's. */
+TEST(the_key_names_the_job_script_whatever_group_a_child_is_in)
 {
-	char key[64], group[32];
+	char key[64], child[64] = "", small[2];
+	long start, child_start = -1;
+	int pipefd[2];
+	pid_t pid;
 
-	CHECK(mad_run_key(key, sizeof(key)) == 0);
-	/* with its leader's start, where the leader is still there to say */
-	snprintf(group, sizeof(group), "%ld", (long)getpgrp());
-	CHECK(strncmp(key, group, strlen(group)) == 0);
-	CHECK(key[strlen(group)] == '\0' || key[strlen(group)] == '.');
-	CHECK(mad_run_key(key, 2) == -1);
+	CHECK(mad_run_script(key, sizeof(key), &start) == 0);
+	CHECK(strchr(key, '.') != NULL); /* "<pid>.<start>" from /proc */
+	CHECK(start > 0 && start <= (long)time(NULL));
+	CHECK(mad_run_script(small, sizeof(small), &child_start) == -1);
+	child_start = -1;
+	if (pipe(pipefd)) {
+		CHECK(0);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char out[128];
+		long s;
+
+		setsid();
+		if (mad_run_script(out, 64, &s))
+			_exit(1);
+		snprintf(out + strlen(out), 64, " %ld", s);
+		_exit(write(pipefd[1], out, strlen(out)) > 0 ? 0 : 1);
+	}
+	close(pipefd[1]);
+	if (pid > 0 && read(pipefd[0], child, sizeof(child) - 1) > 0) {
+		char *sp = strchr(child, ' ');
+
+		if (sp) {
+			*sp = '\0';
+			child_start = atol(sp + 1);
+		}
+	}
+	close(pipefd[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	CHECK_STR(child, key);
+	CHECK(child_start == start);
 }
 
 TEST(a_first_run_has_no_rule_and_a_later_call_keeps_its_record)
@@ -65,7 +100,8 @@ TEST(a_first_run_has_no_rule_and_a_later_call_keeps_its_record)
 	struct mad_run run, again;
 	char err[256], why[256];
 
-	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "77.5", &run, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "77.5", (long)time(NULL), &run, err,
+			    sizeof(err)) == 0);
 	CHECK(run.previous == -1 && run.not_before == -1);
 	CHECK(run.start >= (long)time(NULL) - 2);
 	/* any file counts, however old */
@@ -73,7 +109,8 @@ TEST(a_first_run_has_no_rule_and_a_later_call_keeps_its_record)
 	CHECK(mad_run_counts(NULL, dfd, getuid(), 0, 5, why, sizeof(why)) == 1);
 	/* the same run's second mad-env (same host, same key) finds its own */
 	put("script_rank1", "host=n2\ntime=%ld\nkey=77.5\n", run.start - 4);
-	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "77.5", &again, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "77.5", (long)time(NULL), &again, err,
+			    sizeof(err)) == 0);
 	CHECK(again.start == run.start - 4 && again.previous == -1);
 }
 
@@ -87,7 +124,8 @@ TEST(a_rerun_counts_only_what_this_run_wrote)
 	put("script_rank0", "host=n1\ntime=%ld\nkey=10.1\n", now - 100);
 	put("script_rank1", "host=n2\ntime=%ld\nkey=11.1\n", now - 100);
 	/* this run's rank 1 (another process group) */
-	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "12.9", &run, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "12.9", (long)time(NULL), &run, err,
+			    sizeof(err)) == 0);
 	CHECK(run.previous == now - 100);
 	CHECK(run.not_before == run.start - MAD_RUN_SPREAD);
 	mad_script_name(name, sizeof(name), 1);
@@ -121,7 +159,8 @@ TEST(the_rendezvous_waits_for_this_runs_record)
 	    "addr=10.0.0.9\nport=29400\nhost=old\njob=42\nnnodes=2\ntasks_per_node=1\ntime=%ld\n",
 	    now - 100);
 	put("script_rank1", "host=n2\ntime=%ld\nkey=11.1\n", now - 100);
-	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "14.2", &run, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(dfd, dir, 1, getuid(), "n2", "14.2", (long)time(NULL), &run, err,
+			    sizeof(err)) == 0);
 	start = mad_monotonic();
 	CHECK(mad_rdzv_wait(dfd, dir, MAD_RDZV_RECORD, 42, getuid(), 1, 1, 0, &run, &r, err,
 			    sizeof(err)) == -1);
@@ -155,7 +194,8 @@ TEST(the_barrier_counts_only_this_runs_starts)
 		snprintf(name, sizeof(name), "started_rank%d", r);
 		put(name, "rank=0\nhost=n\npid=1\ntime=%ld\n", now - 99);
 	}
-	CHECK(mad_run_begin(dfd, dir, 2, getuid(), "n", "21.7", &run, err, sizeof(err)) == 0);
+	CHECK(mad_run_begin(dfd, dir, 2, getuid(), "n", "21.7", (long)time(NULL), &run, err,
+			    sizeof(err)) == 0);
 	/* this run's rank 2 is alone: the earlier run's files do not let it pass */
 	CHECK(mad_barrier_wait(dfd, dir, -1, 2, 3, "n", getuid(), &run, 1, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "barrier: ranks 0, 1 did not start within 1 s") != NULL);
@@ -178,7 +218,7 @@ int main(void)
 		return 1;
 	}
 	RUN(the_bound_lies_between_the_two_starts);
-	RUN(the_key_names_this_process_group);
+	RUN(the_key_names_the_job_script_whatever_group_a_child_is_in);
 	RUN(a_first_run_has_no_rule_and_a_later_call_keeps_its_record);
 	RUN(a_rerun_counts_only_what_this_run_wrote);
 	RUN(the_rendezvous_waits_for_this_runs_record);

@@ -36,24 +36,33 @@ long mad_run_bound(long previous, long start)
 	return start - (half < MAD_RUN_SPREAD ? half : MAD_RUN_SPREAD);
 }
 
+/* The start of /proc's file PATH into BUF, as a string: 0, or -1. */
+static int read_proc(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /* The fields of /proc/PID/stat this needs (proc(5)): the parent (4), the
  * start in clock ticks since boot (22), counted after the command's
  * closing ')', which may itself hold spaces and parentheses.  0, or -1. */
 static int proc_stat(pid_t pid, pid_t *ppid, unsigned long long *ticks)
 {
 	char path[64], stat[1024], *p;
-	ssize_t n;
-	int fd, field;
+	int field;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc(path, stat, sizeof(stat)))
 		return -1;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	stat[n] = '\0';
 	p = strrchr(stat, ')');
 	for (field = 2; p && field < 22; field++) {
 		p = strchr(p + 1, ' ');
@@ -76,29 +85,20 @@ static uid_t proc_owner(pid_t pid)
 	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
 }
 
-/* The boot time /proc/stat gives ("btime N"), or -1. */
-static long boot_time(void)
+/* Seconds since boot (/proc/uptime, its first number), or -1. */
+static double uptime(void)
 {
-	char buf[8192], *p;
-	ssize_t n;
-	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	char buf[128];
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nbtime ");
-	return p ? strtol(p + 7, NULL, 10) : -1;
+	return read_proc("/proc/uptime", buf, sizeof(buf)) ? -1 : strtod(buf, NULL);
 }
 
 int mad_run_script(char *key, size_t size, long *start)
 {
-	pid_t pid = getpid(), ppid = 0, up;
+	pid_t pid = getpid(), script = 0, up;
 	unsigned long long ticks = 0, t;
-	long boot = boot_time(), hz = sysconf(_SC_CLK_TCK);
+	long hz = sysconf(_SC_CLK_TCK);
+	double up_s = uptime();
 	int len, depth;
 
 	/* up the parents while they are this user's: the job script's
@@ -106,17 +106,23 @@ int mad_run_script(char *key, size_t size, long *start)
 	 * view ends at its init), whatever groups and sessions its children
 	 * made (timeout, setsid, a subprocess's new session) */
 	for (depth = 0; depth < 256 && proc_stat(pid, &up, &t) == 0; depth++) {
-		ppid = up, ticks = t;
-		if (ppid <= 1 || proc_owner(ppid) != geteuid())
+		script = pid, ticks = t;
+		if (up <= 1 || proc_owner(up) != geteuid())
 			break;
-		pid = ppid;
+		pid = up;
 	}
-	if (!ticks || boot < 0 || hz <= 0) {
+	if (!ticks || up_s < 0 || hz <= 0) {
 		*start = (long)time(NULL);
 		len = snprintf(key, size, "%ld", (long)getpgrp());
 	} else {
-		*start = boot + (long)(ticks / (unsigned long long)hz);
-		len = snprintf(key, size, "%ld.%llu", (long)pid, ticks);
+		/* now less the time since it started (the boot time would need
+		 * /proc/stat, whose size grows with the CPUs) */
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		*start = (long)((double)now.tv_sec + (double)now.tv_nsec / 1e9 - up_s +
+				(double)ticks / (double)hz);
+		len = snprintf(key, size, "%ld.%llu", (long)script, ticks);
 	}
 	return len < 0 || (size_t)len >= size ? -1 : 0;
 }

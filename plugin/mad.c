@@ -391,7 +391,23 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		log_error("%s", err);
 		return fail_task(sp, err);
 	}
+	/* set_device(LOCAL_RANK) cannot work here: one line on the task's
+	 * stderr, or with --mad-gpu-bind=strict the task fails now, before
+	 * its first collective (design.md §7) */
+	if (mad_contract_device_mismatch(&c, err, sizeof(err))) {
+		log_error("%s", err);
+		if (c.gpu_strict) {
+			mark_failure(&c, &f, err);
+			return fail_task(sp, err);
+		}
+	}
 	if (c.needs_rendezvous && rendezvous(sp, &o, &f, &c, err, sizeof(err))) {
+		mark_failure(&c, &f, err);
+		log_error("%s", err);
+		return fail_task(sp, err);
+	}
+	/* MAD_IFNAME and --mad-socket-ifname, once rank 0's address is known */
+	if (mad_contract_ifname(&o, &f, &c, err, sizeof(err))) {
 		mark_failure(&c, &f, err);
 		log_error("%s", err);
 		return fail_task(sp, err);

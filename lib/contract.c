@@ -629,12 +629,21 @@ int mad_contract_export(const struct mad_options *o, const struct mad_contract *
 	if (c->gpus >= 0)
 		rc |= set(ctx, "MAD_GPUS_PER_NODE", num[8], c->gpus_from);
 	rc |= set(ctx, "MAD_NPROC_PER_NODE", num[9], c->nproc_from);
-	if (c->device >= 0) {
-		snprintf(num[10], sizeof(num[10]), "%ld", c->device);
+	/* facts: where unknown here, unset, so no srun step keeps the value
+	 * its batch step computed on another node */
+	snprintf(num[10], sizeof(num[10]), "%ld", c->device);
+	if (c->device >= 0 && c->process_level)
 		rc |= set(ctx, "MAD_LOCAL_DEVICE", num[10], c->device_from);
-	}
+	else
+		rc |= set(ctx, "MAD_LOCAL_DEVICE", NULL,
+			  !c->process_level ? task_from : "unset (this task sees no GPU)");
 	if (*c->ifname)
 		rc |= set(ctx, "MAD_IFNAME", c->ifname, c->ifname_from);
+	else
+		rc |= set(ctx, "MAD_IFNAME", NULL,
+			  *c->master_addr ?
+				  "unset (no interface but loopback, or none up, routes to MASTER_ADDR here)" :
+				  "unset (MASTER_ADDR not known yet)");
 	{
 		char from[96];
 

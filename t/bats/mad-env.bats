@@ -124,7 +124,11 @@ gpu_task() { # T [VAR=VALUE...]
 	# a node without GPUs: unset
 	run gpu_task 1 SLURM_GPUS_ON_NODE= CUDA_VISIBLE_DEVICES= ROCR_VISIBLE_DEVICES= mad-env --explain
 	assert_success
-	refute_line --partial 'MAD_LOCAL_DEVICE'
+	assert_line 'MAD_LOCAL_DEVICE    # unset (this task sees no GPU)'
+	# a fact: a value inherited from a step on another node is unset
+	run gpu_task 1 SLURM_GPUS_ON_NODE= CUDA_VISIBLE_DEVICES= ROCR_VISIBLE_DEVICES= MAD_LOCAL_DEVICE=3 \
+		sh -c 'eval "$(mad-env)" && echo "[${MAD_LOCAL_DEVICE-unset}]"'
+	assert_output '[unset]'
 	# strict: the task stops, eval too
 	run gpu_task 1 MAD_GPU_BIND=strict bash -c 'eval "$(mad-env)"; echo still running'
 	assert_failure 1
@@ -168,7 +172,8 @@ gpu_task() { # T [VAR=VALUE...]
 	assert_output --partial "mad-env: --mad-socket-ifname=lo: 'lo' is the loopback interface on "
 	run "${job[@]}" MAD_SOCKET_IFNAME=auto SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=127.0.0.1 mad-env --explain
 	assert_success
-	refute_line --partial 'IFNAME'
+	assert_line 'MAD_IFNAME    # unset (no interface but loopback, or none up, routes to MASTER_ADDR here)'
+	refute_line --partial 'SOCKET_IFNAME'
 }
 
 @test "srun -E: the job's SLURM_NNODES and SLURM_NTASKS kept in a step of one node give way to the step's" {

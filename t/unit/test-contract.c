@@ -610,14 +610,18 @@ static int gpu_task(long local, long tasks_here, const char *gpus_on_node, const
 struct exported {
 	char device[16], ifname[32], nccl[32], gloo[32], device_from[320];
 	int has_device, has_ifname, has_nccl, has_gloo;
+	int unset_device, unset_ifname; /* exported as to be unset */
 };
 
 static int collect(void *ctx, const char *name, const char *value, const char *source)
 {
 	struct exported *x = ctx;
 
-	if (!value)
+	if (!value) {
+		x->unset_device |= !strcmp(name, "MAD_LOCAL_DEVICE");
+		x->unset_ifname |= !strcmp(name, "MAD_IFNAME");
 		return 0;
+	}
 	if (!strcmp(name, "MAD_LOCAL_DEVICE")) {
 		x->has_device = 1;
 		snprintf(x->device, sizeof(x->device), "%s", value);
@@ -695,7 +699,7 @@ TEST(local_device_under_each_gpu_binding)
 	CHECK(gpu_task(1, 4, NULL, NULL, NULL) == 0);
 	CHECK(c.device == -1 && !mad_contract_device_mismatch(&c, msg, sizeof(msg)));
 	x = exported();
-	CHECK(!x.has_device);
+	CHECK(!x.has_device && x.unset_device); /* no inherited value stays */
 	/* spur 0.12 denies GPUs with -1: none visible */
 	CHECK(gpu_task(1, 4, NULL, "-1", NULL) == 0);
 	CHECK(c.device == -1);
@@ -790,7 +794,7 @@ TEST(ifname_keep_auto_name_user_set_and_loopback)
 	CHECK(compute(&autoo, &f) == 0);
 	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == 0);
 	x = exported();
-	CHECK(!x.has_ifname && !x.has_nccl && !x.has_gloo);
+	CHECK(!x.has_ifname && x.unset_ifname && !x.has_nccl && !x.has_gloo);
 	/* --mad-socket-ifname=lo, or one this node lacks: an error naming it */
 	CHECK(compute(&lo, &f) == 0);
 	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == -1);

@@ -3,6 +3,7 @@
 #include "contract.h"
 #include "clock.h"
 #include "error.h"
+#include "gpus.h"
 #include "hostlist.h"
 #include "netaddr.h"
 #include "rendezvous.h"
@@ -211,6 +212,48 @@ static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
 	return 0;
 }
 
+/* MAD_LOCAL_DEVICE (design.md §7): among the devices this task sees (its
+ * visible list, else every GPU of the node when nothing hides any), the
+ * one it should use: mad_local_device()'s rule. */
+static void choose_device(const struct mad_options *o, const struct mad_facts *f,
+			  struct mad_contract *c)
+{
+	const char *how;
+	char step[48] = "";
+
+	c->gpu_strict = strcmp(o->value[MAD_OPT_GPU_BIND], "strict") == 0;
+	c->device = c->visible = -1;
+	if (f->visible_gpus >= 0) {
+		c->visible = f->visible_gpus;
+		snprintf(c->visible_desc, sizeof(c->visible_desc), "%s=%.120s", f->visible_var,
+			 f->visible_list);
+	} else if (f->gpus > 0) {
+		c->visible = f->gpus;
+		snprintf(c->visible_desc, sizeof(c->visible_desc),
+			 "no visible-device list: %ld GPUs, %s", f->gpus, f->gpus_from);
+	}
+	c->device = mad_local_device(c->visible, f->visible_gpus >= 0 ? f->gres_gpus : -1,
+				     c->local_rank, c->local_world_size, &how);
+	if (c->device < 0)
+		return;
+	if (f->gres_gpus >= 0)
+		snprintf(step, sizeof(step), ", SLURM_GPUS_ON_NODE=%ld", f->gres_gpus);
+	snprintf(c->device_from, sizeof(c->device_from), "computed (%s; %s%s, LOCAL_RANK=%ld)", how,
+		 c->visible_desc, step, c->local_rank);
+}
+
+int mad_contract_device_mismatch(const struct mad_contract *c, char *msg, size_t size)
+{
+	if (!c->process_level || c->device < 0 || c->local_rank < c->visible)
+		return 0;
+	snprintf(msg, size,
+		 "%sLOCAL_RANK=%ld but this task sees %ld GPU%s (%s): set_device(LOCAL_RANK) fails with 'invalid device ordinal'; use MAD_LOCAL_DEVICE=%ld, e.g. torch.cuda.set_device(int(os.environ[\"MAD_LOCAL_DEVICE\"]))%s",
+		 c->gpu_strict ? "" : "warning: ", c->local_rank, c->visible,
+		 c->visible == 1 ? "" : "s", c->visible_desc, c->device,
+		 c->gpu_strict ? " (--mad-gpu-bind=strict)" : "");
+	return 1;
+}
+
 int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, struct mad_contract *c,
 		     char *err, size_t size)
 {
@@ -258,6 +301,7 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 	snprintf(c->nccl_ifnames, sizeof(c->nccl_ifnames), "%s", f->nccl_ifnames);
 	c->gpus = f->gpus;
 	c->gpus_from = f->gpus_from;
+	choose_device(o, f, c);
 	if (choose_nproc(o, f, c, err, size))
 		return -1;
 	c->restart = f->restart_count > 0 ? f->restart_count : 0;
@@ -509,6 +553,50 @@ int mad_contract_rendezvous(const struct mad_options *o, struct mad_contract *c,
 	return 0;
 }
 
+/* Where an interface of this node stands: usable, or why not. */
+static const char *iface_problem(int state)
+{
+	return state == MAD_IFACE_LOOPBACK ? "is the loopback interface" :
+	       state == MAD_IFACE_DOWN     ? "is down" :
+					     "is not an interface of this node";
+}
+
+int mad_contract_ifname(const struct mad_options *o, const struct mad_facts *f,
+			struct mad_contract *c, char *err, size_t size)
+{
+	const char *opt = o->value[MAD_OPT_SOCKET_IFNAME], *set = NULL;
+	char host[256];
+	int state;
+
+	c->ifname[0] = c->set_nccl_ifname[0] = c->set_gloo_ifname[0] = '\0';
+	if (!*c->master_addr)
+		return 0;
+	state = mad_route_iface(c->master_addr, c->ifname, sizeof(c->ifname));
+	if (state == MAD_IFACE_USABLE)
+		snprintf(c->ifname_from, sizeof(c->ifname_from),
+			 "computed (this node's route to MASTER_ADDR %s)", c->master_addr);
+	else
+		c->ifname[0] = '\0'; /* loopback (a one-node job), down, none */
+	if (!strcmp(opt, "keep"))
+		return 0;
+	if (!strcmp(opt, "auto")) {
+		set = c->ifname;
+	} else {
+		state = mad_iface_state(opt);
+		if (state != MAD_IFACE_USABLE) {
+			this_host(host, sizeof(host));
+			return mad_error(err, size, "--mad-socket-ifname=%s: '%s' %s on %s", opt,
+					 opt, iface_problem(state), host);
+		}
+		set = opt;
+	}
+	if (!f->user_nccl_ifname)
+		snprintf(c->set_nccl_ifname, sizeof(c->set_nccl_ifname), "%.31s", set);
+	if (!f->user_gloo_ifname)
+		snprintf(c->set_gloo_ifname, sizeof(c->set_gloo_ifname), "%.31s", set);
+	return 0;
+}
+
 int mad_contract_check_port(const struct mad_contract *c, char *err, size_t size)
 {
 	char host[256];
@@ -569,6 +657,31 @@ int mad_contract_export(const struct mad_options *o, const struct mad_contract *
 	if (c->gpus >= 0)
 		rc |= set(ctx, "MAD_GPUS_PER_NODE", num[8], c->gpus_from);
 	rc |= set(ctx, "MAD_NPROC_PER_NODE", num[9], c->nproc_from);
+	/* facts: where unknown here, unset, so no srun step keeps the value
+	 * its batch step computed on another node */
+	snprintf(num[10], sizeof(num[10]), "%ld", c->device);
+	if (c->device >= 0 && c->process_level)
+		rc |= set(ctx, "MAD_LOCAL_DEVICE", num[10], c->device_from);
+	else
+		rc |= set(ctx, "MAD_LOCAL_DEVICE", NULL,
+			  !c->process_level ? task_from : "unset (this task sees no GPU)");
+	if (*c->ifname)
+		rc |= set(ctx, "MAD_IFNAME", c->ifname, c->ifname_from);
+	else
+		rc |= set(ctx, "MAD_IFNAME", NULL,
+			  *c->master_addr ?
+				  "unset (no interface but loopback, or none up, routes to MASTER_ADDR here)" :
+				  "unset (MASTER_ADDR not known yet)");
+	{
+		char from[96];
+
+		snprintf(from, sizeof(from), "%s (--mad-socket-ifname=%.15s, unset before)",
+			 option_source(o, MAD_OPT_SOCKET_IFNAME), o->value[MAD_OPT_SOCKET_IFNAME]);
+		if (*c->set_nccl_ifname)
+			rc |= set(ctx, "NCCL_SOCKET_IFNAME", c->set_nccl_ifname, from);
+		if (*c->set_gloo_ifname)
+			rc |= set(ctx, "GLOO_SOCKET_IFNAME", c->set_gloo_ifname, from);
+	}
 	rc |= set(ctx, "MAD_COLLECT_JOB_ID", num[7], c->facts_from);
 	if (*c->run_dir) {
 		rc |= set(ctx, "MAD_RUN_DIR", c->run_dir, option_source(o, MAD_OPT_RUN_DIR));

@@ -50,6 +50,14 @@ struct mad_facts {
 	long gpus;            /* mad_gpus_detect(), -1 unknown */
 	const char *gpus_from;
 	char nccl_ifnames[256]; /* NCCL_SOCKET_IFNAME */
+	long gres_gpus;         /* SLURM_GPUS_ON_NODE, -1 unset */
+	long visible_gpus;      /* mad_gpus_visible(), -1 no list */
+	const char *visible_var;
+	char visible_list[128];
+	/* NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME set by the user or the site
+	 * (a value equal to the MAD_IFNAME of the mad job it came from is
+	 * mad's own, design.md §5) */
+	int user_nccl_ifname, user_gloo_ifname;
 };
 
 void mad_facts_init(struct mad_facts *f);
@@ -91,6 +99,15 @@ struct mad_contract {
 	char nccl_ifnames[256]; /* NCCL_SOCKET_IFNAME, for rank 0's address */
 	long gpus;              /* -1 unknown */
 	const char *gpus_from;
+	long device; /* MAD_LOCAL_DEVICE, -1 unset (design.md §7) */
+	char device_from[320];
+	long visible;           /* the devices this task sees, -1 unknown */
+	char visible_desc[192]; /* "CUDA_VISIBLE_DEVICES=1" */
+	int gpu_strict;         /* --mad-gpu-bind=strict */
+	char ifname[32];        /* MAD_IFNAME, "" unknown (mad_contract_ifname) */
+	char ifname_from[192];
+	char set_nccl_ifname[32]; /* NCCL_SOCKET_IFNAME to set, "" none */
+	char set_gloo_ifname[32]; /* GLOO_SOCKET_IFNAME to set, "" none */
 	long nproc;
 	char nproc_from[64];
 	char run_dir[MAD_VALUE_MAX];   /* "" without a run folder */
@@ -131,6 +148,22 @@ int mad_contract_compute(const struct mad_options *opts, const struct mad_facts 
  * 0 with c->master_addr set, 1 pending, -1 with ERR. */
 int mad_contract_rendezvous(const struct mad_options *opts, struct mad_contract *c, int wait,
 			    char *err, size_t size);
+
+/* Whether set_device(LOCAL_RANK), the line nearly every training script
+ * has, cannot work here: LOCAL_RANK at or past the devices this task sees
+ * (SLURM bound GPUs per task, or fewer GPUs than tasks).  1 with MSG, one
+ * line naming the variables and the fix (MAD_LOCAL_DEVICE); 0 when it can
+ * work or the task sees no GPU. */
+int mad_contract_device_mismatch(const struct mad_contract *c, char *msg, size_t size);
+
+/* Once c->master_addr is known: MAD_IFNAME, the interface this node
+ * reaches rank 0's address through (never loopback, never down; rank 0's
+ * node: the one holding its address), and with --mad-socket-ifname=auto or NAME
+ * the NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME to set where the user and
+ * the site set none (design.md §5).  0, or -1 with ERR (NAME loopback,
+ * down or absent here). */
+int mad_contract_ifname(const struct mad_options *opts, const struct mad_facts *facts,
+			struct mad_contract *c, char *err, size_t size);
 
 /* Opens this attempt's job folder below c->run_dir (jobdir.h) in MODE, as
  * c->uid: c->job_dir_fd becomes the opened folder (one held before is

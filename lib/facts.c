@@ -18,6 +18,21 @@ void mad_facts_init(struct mad_facts *f)
 	f->node_tasks = f->inherited_nproc = f->resv_port = MAD_NONE;
 	f->uid = MAD_NONE;
 	f->gpus = -1;
+	f->gres_gpus = f->visible_gpus = -1;
+}
+
+/* Whether NAME is set by the user or the site: present, and not the value
+ * an enclosing mad job set (MAD_ENV_FROM set and equal to its MAD_IFNAME:
+ * --mad-socket-ifname=auto in the batch step, inherited by its srun steps, must
+ * not stop each node choosing its own). */
+static int user_ifname(mad_getenv_fn getenv_fn, void *ctx, const char *name)
+{
+	char v[256], mad[256], from[16];
+
+	if (getenv_fn(ctx, name, v, sizeof(v)) == 0)
+		return 0;
+	return getenv_fn(ctx, "MAD_ENV_FROM", from, sizeof(from)) == 0 ||
+	       getenv_fn(ctx, "MAD_IFNAME", mad, sizeof(mad)) != 1 || strcmp(v, mad);
 }
 
 long mad_parse_long(const char *s)
@@ -141,6 +156,16 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 	f->gpus = mad_gpus_detect(getenv_fn, ctx, "", &f->gpus_from);
 	if (getenv_fn(ctx, "NCCL_SOCKET_IFNAME", f->nccl_ifnames, sizeof(f->nccl_ifnames)) != 1)
 		f->nccl_ifnames[0] = '\0';
+	f->user_nccl_ifname = user_ifname(getenv_fn, ctx, "NCCL_SOCKET_IFNAME");
+	f->user_gloo_ifname = user_ifname(getenv_fn, ctx, "GLOO_SOCKET_IFNAME");
+	/* a task's own devices, after SLURM's per-task binding: slurmstepd's
+	 * exec_task (src/slurmd/slurmstepd/task.c) calls gres_g_task_set_env
+	 * before spank_user_task, so SPANK's task_init reads them too */
+	f->gres_gpus = env_long(getenv_fn, ctx, "SLURM_GPUS_ON_NODE");
+	if (f->gres_gpus == MAD_NONE)
+		f->gres_gpus = -1;
+	f->visible_gpus = mad_gpus_visible(getenv_fn, ctx, f->visible_list, sizeof(f->visible_list),
+					   &f->visible_var);
 	if ((f->batch_step || getenv_fn(ctx, "SLURM_STEP_NODELIST", nodelist, size) != 1) &&
 	    getenv_fn(ctx, "SLURM_JOB_NODELIST", nodelist, size) != 1)
 		nodelist[0] = '\0';

@@ -93,15 +93,54 @@ static long nvidia_gpus(const char *root)
 	return n > 0 ? n : -1;
 }
 
+static const struct {
+	const char *var, *from;
+} lists[] = {
+	{ "ROCR_VISIBLE_DEVICES", "env (ROCR_VISIBLE_DEVICES)" },
+	{ "HIP_VISIBLE_DEVICES", "env (HIP_VISIBLE_DEVICES)" },
+	{ "CUDA_VISIBLE_DEVICES", "env (CUDA_VISIBLE_DEVICES)" },
+};
+
+long mad_gpus_visible(mad_getenv_fn getenv_fn, void *ctx, char *list, size_t size, const char **var)
+{
+	size_t i;
+	long n;
+
+	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++)
+		if (getenv_fn(ctx, lists[i].var, list, size) == 1 && (n = list_count(list)) >= 0) {
+			*var = lists[i].var;
+			return n;
+		}
+	*var = NULL;
+	if (size)
+		list[0] = '\0';
+	return -1;
+}
+
+long mad_local_device(long visible, long step_gpus, long local_rank, long local_ntasks, const char **how)
+{
+	if (visible <= 0 || local_rank < 0) {
+		*how = NULL;
+		return -1;
+	}
+	if (step_gpus <= visible) {
+		*how = local_rank < visible ? "LOCAL_RANK: the task sees every GPU of the node" :
+					      "LOCAL_RANK mod the visible GPUs: more tasks than GPUs";
+		return local_rank % visible;
+	}
+	/* SLURM bound a subset per task (gres_common.c common_gres_set_env:
+	 * a task's list holds only its usable_gres) */
+	if (visible == 1 || local_ntasks <= 0 || local_ntasks * visible <= step_gpus) {
+		*how = visible == 1 ? "0: SLURM bound this task's own GPU" :
+				      "0: the first of the GPUs SLURM bound to this task";
+		return 0;
+	}
+	*how = "LOCAL_RANK mod the visible GPUs: SLURM bound them to several tasks";
+	return local_rank % visible;
+}
+
 long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root, const char **from)
 {
-	static const struct {
-		const char *var, *from;
-	} lists[] = {
-		{ "ROCR_VISIBLE_DEVICES", "env (ROCR_VISIBLE_DEVICES)" },
-		{ "HIP_VISIBLE_DEVICES", "env (HIP_VISIBLE_DEVICES)" },
-		{ "CUDA_VISIBLE_DEVICES", "env (CUDA_VISIBLE_DEVICES)" },
-	};
 	char buf[1024];
 	long n;
 	size_t i;

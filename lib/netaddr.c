@@ -470,6 +470,120 @@ int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out, size_
 	return mad_error(err, errsize, "this node has no address except loopback; set --mad-iface");
 }
 
+/* Whether SA holds the address ADDR (binary, of FAMILY). */
+static int same_addr(const struct sockaddr *sa, int family, const void *addr)
+{
+	if (!sa || sa->sa_family != family)
+		return 0;
+	if (family == AF_INET)
+		return !memcmp(&((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr,
+			       sizeof(struct in_addr));
+	return !memcmp(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr,
+		       sizeof(struct in6_addr));
+}
+
+static enum mad_iface_state flags_state(unsigned int flags)
+{
+	if (flags & IFF_LOOPBACK)
+		return MAD_IFACE_LOOPBACK;
+	/* administratively down, or up without a carrier (ip's "state DOWN") */
+	if (!(flags & IFF_UP) || !(flags & IFF_RUNNING))
+		return MAD_IFACE_DOWN;
+	return MAD_IFACE_USABLE;
+}
+
+enum mad_iface_state mad_iface_state_in(const struct ifaddrs *ifs, const char *name)
+{
+	const struct ifaddrs *i;
+
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_name && !strcmp(i->ifa_name, name))
+			return flags_state(i->ifa_flags);
+	return MAD_IFACE_ABSENT;
+}
+
+enum mad_iface_state mad_iface_of_addr_in(const struct ifaddrs *ifs, const char *addr, char *name,
+					  size_t size)
+{
+	unsigned char bin[sizeof(struct in6_addr)];
+	const struct ifaddrs *i;
+	int family = AF_INET;
+
+	if (size)
+		name[0] = '\0';
+	if (inet_pton(AF_INET, addr, bin) != 1) {
+		family = AF_INET6;
+		if (inet_pton(AF_INET6, addr, bin) != 1)
+			return MAD_IFACE_ABSENT;
+	}
+	if (mad_addr_is_loopback(addr))
+		return MAD_IFACE_LOOPBACK;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_name && same_addr(i->ifa_addr, family, bin)) {
+			if (strlen(i->ifa_name) >= size)
+				return MAD_IFACE_ABSENT;
+			memcpy(name, i->ifa_name, strlen(i->ifa_name) + 1);
+			return flags_state(i->ifa_flags);
+		}
+	return MAD_IFACE_ABSENT;
+}
+
+enum mad_iface_state mad_iface_state(const char *name)
+{
+	struct ifaddrs *ifs;
+	enum mad_iface_state st;
+
+	if (getifaddrs(&ifs))
+		return MAD_IFACE_ABSENT;
+	st = mad_iface_state_in(ifs, name);
+	freeifaddrs(ifs);
+	return st;
+}
+
+enum mad_iface_state mad_route_iface(const char *addr, char *name, size_t size)
+{
+	struct sockaddr_storage to, from;
+	socklen_t len = sizeof(from);
+	struct ifaddrs *ifs;
+	char src[MAD_ADDR_MAX];
+	enum mad_iface_state st;
+	int fd;
+
+	memset(&to, 0, sizeof(to));
+	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)(void *)&to)->sin_addr) == 1) {
+		to.ss_family = AF_INET;
+		((struct sockaddr_in *)(void *)&to)->sin_port = htons(9);
+		len = sizeof(struct sockaddr_in);
+	} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)(void *)&to)->sin6_addr) == 1) {
+		to.ss_family = AF_INET6;
+		((struct sockaddr_in6 *)(void *)&to)->sin6_port = htons(9);
+		len = sizeof(struct sockaddr_in6);
+	} else {
+		return MAD_IFACE_ABSENT;
+	}
+	/* connect() on a datagram socket only asks the routing table for the
+	 * route and its source address: nothing is sent */
+	fd = socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return MAD_IFACE_ABSENT;
+	if (connect(fd, (struct sockaddr *)&to, len)) {
+		close(fd);
+		return MAD_IFACE_ABSENT; /* no route */
+	}
+	len = sizeof(from);
+	if (getsockname(fd, (struct sockaddr *)&from, &len)) {
+		close(fd);
+		return MAD_IFACE_ABSENT;
+	}
+	close(fd);
+	addr_text((struct sockaddr *)&from, src, sizeof(src));
+	if (getifaddrs(&ifs))
+		return MAD_IFACE_ABSENT;
+	st = mad_iface_of_addr_in(ifs, src, name, size);
+	freeifaddrs(ifs);
+	return st;
+}
+
 int mad_port_check(long port, const char *host, char *err, size_t errsize)
 {
 	struct sockaddr_in6 a6;

@@ -57,6 +57,25 @@ int mad_addr_valid(const char *addr);
 int mad_local_addr(const char *iface, const char *nccl_ifnames, char *out, size_t size, char *err,
 		   size_t errsize);
 
+/* An interface of this node as MAD_IFNAME may name it (design.md §5):
+ * usable (up, running, not loopback), or why not. */
+enum mad_iface_state { MAD_IFACE_USABLE, MAD_IFACE_LOOPBACK, MAD_IFACE_DOWN, MAD_IFACE_ABSENT };
+
+struct ifaddrs;
+
+/* The state of interface NAME in IFS (getifaddrs' list). */
+enum mad_iface_state mad_iface_state_in(const struct ifaddrs *ifs, const char *name);
+/* The interface of IFS holding address ADDR (text), its name into NAME. */
+enum mad_iface_state mad_iface_of_addr_in(const struct ifaddrs *ifs, const char *addr, char *name,
+					  size_t size);
+/* The same on this node's interfaces. */
+enum mad_iface_state mad_iface_state(const char *name);
+/* The interface this node reaches ADDR through: the one holding the
+ * source address the kernel's route to ADDR chooses (a UDP socket
+ * connected to ADDR, from which no packet is sent), its name into NAME.
+ * Rank 0's own address gives the interface that holds it. */
+enum mad_iface_state mad_route_iface(const char *addr, char *name, size_t size);
+
 /* Whether a listener could bind PORT on this node now (wildcard address,
  * SO_REUSEADDR as torch's store sets it, so only a live listener or a
  * bound socket counts).  0 free, -1 with ERR naming PORT and HOST. */

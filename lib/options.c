@@ -46,6 +46,12 @@ static const struct opt_def defs[MAD_OPT_COUNT] = {
 			      "shared folder for rendezvous and completion markers", NULL },
 	[MAD_OPT_TIMEOUT] = { NAME("timeout"), "SECONDS",
 			      "how long peers wait for rank 0 (default 900)", "900" },
+	[MAD_OPT_GPU_BIND] = { NAME("gpu-bind"), "warn|strict",
+			       "LOCAL_RANK past the task's visible GPUs: one line (warn), or the task fails (strict)",
+			       "warn" },
+	[MAD_OPT_SOCKET_IFNAME] = { NAME("socket-ifname"), "auto|NAME|keep",
+				    "set NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME where unset: to MAD_IFNAME (auto), to NAME, or not (keep)",
+				    "keep" },
 };
 
 #undef NAME
@@ -53,6 +59,7 @@ static const struct opt_def defs[MAD_OPT_COUNT] = {
 /* In enum order (options.h). */
 static const char *const scheduler_names[] = { "auto", "slurm", "spur" };
 static const char *const fanout_names[] = { "auto", "nodes", "array" };
+static const char *const gpu_bind_names[] = { "warn", "strict" };
 
 const char *mad_scheduler_name(enum mad_scheduler sched)
 {
@@ -184,12 +191,22 @@ int mad_opt_check(enum mad_opt opt, const char *value, char *err, size_t size)
 		if (strcmp(value, "auto") && mad_decimal(value, 1, 65535, &n))
 			why = "is not a port number between 1 and 65535, nor auto";
 		break;
+	case MAD_OPT_GPU_BIND:
+		if (NAME_INDEX(gpu_bind_names, value) < 0)
+			why = "is not one of warn, strict";
+		break;
+	case MAD_OPT_SOCKET_IFNAME:
 	case MAD_OPT_IFACE:
+		/* --mad-socket-ifname: auto, keep, or a name as --mad-iface takes it */
+		if (opt == MAD_OPT_SOCKET_IFNAME && (!strcmp(value, "auto") || !strcmp(value, "keep")))
+			break;
 		if (len == 0 || len > 15)
 			why = "is not a network interface name (1 to 15 characters)";
 		for (i = 0; !why && i < len; i++)
 			if (!is_name_char(value[i], "._:-"))
 				why = "is not a network interface name (A-Z a-z 0-9 . _ : -)";
+		if (why && opt == MAD_OPT_SOCKET_IFNAME)
+			why = "is not auto, keep, nor a network interface name (1 to 15 of A-Z a-z 0-9 . _ : -)";
 		break;
 	case MAD_OPT_ADDR_SUFFIX:
 		if (len == 0 || len > 63)

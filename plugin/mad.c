@@ -381,7 +381,23 @@ static int task_contract(spank_t sp, const struct mad_options *o, const struct m
 		log_error("%s", err);
 		return fail_task(sp, err);
 	}
+	/* set_device(LOCAL_RANK) cannot work here: one line on the task's
+	 * stderr, or with --mad-gpu-bind=strict the task fails now, before
+	 * its first collective (design.md §7) */
+	if (mad_contract_device_mismatch(c, err, sizeof(err))) {
+		log_error("%s", err);
+		if (c->gpu_strict) {
+			mark_failure(c, f, err);
+			return fail_task(sp, err);
+		}
+	}
 	if (c->needs_rendezvous && rendezvous(sp, o, f, c, err, sizeof(err))) {
+		mark_failure(c, f, err);
+		log_error("%s", err);
+		return fail_task(sp, err);
+	}
+	/* MAD_IFNAME and --mad-socket-ifname, once rank 0's address is known */
+	if (mad_contract_ifname(o, f, c, err, sizeof(err))) {
 		mark_failure(c, f, err);
 		log_error("%s", err);
 		return fail_task(sp, err);

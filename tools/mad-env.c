@@ -210,9 +210,9 @@ int main(int argc, char **argv)
 	struct out out = { 0, STRBUF_INIT, NULL };
 	struct mad_facts facts;
 	struct mad_contract c;
-	char err[MAD_ERR_MAX];
+	char err[MAD_ERR_MAX], device_msg[MAD_ERR_MAX];
 	const char *why, *check_seconds = NULL;
-	int ch, check = 0, barrier = 0;
+	int ch, check = 0, barrier = 0, mismatch;
 
 	mad_prog_init(argv[0], "mad-env");
 	mad_fail_stdout = "exit 1\n";
@@ -267,6 +267,16 @@ int main(int argc, char **argv)
 		die("%s", err);
 	if (c.needs_rendezvous && mad_contract_rendezvous(&opts, &c, 1, err, sizeof(err)))
 		die("%s", err);
+	if (mad_contract_ifname(&opts, &facts, &c, err, sizeof(err)))
+		die("%s", err);
+	/* set_device(LOCAL_RANK) cannot work (design.md §7): with strict the
+	 * task stops here; else one line, unless mad.so said it in this task */
+	mismatch = mad_contract_device_mismatch(&c, device_msg, sizeof(device_msg));
+	if (mismatch && c.gpu_strict && !check && out.mode == OUT_EXPORTS)
+		die("%s", device_msg);
+	if (mismatch && !check && out.mode == OUT_EXPORTS &&
+	    !(getenv("MAD_ENV_FROM") && !strcmp(getenv("MAD_ENV_FROM"), "spank")))
+		tool_error("%s", device_msg);
 	/* after the rendezvous: rank 0 of an array has published its address
 	 * when its barrier record appears.  No port check: a head (Ray) that
 	 * waits here may hold MASTER_PORT already. */
@@ -275,6 +285,11 @@ int main(int argc, char **argv)
 	/* the check binds MASTER_PORT itself, on the rank its environment names */
 	if (check) {
 		mad_contract_release(&c);
+		if (mismatch) {
+			tool_error("--check: %s", device_msg);
+			if (c.gpu_strict)
+				return MAD_EXIT_FAIL;
+		}
 		return run_check(&opts, &c, check_seconds);
 	}
 	if (out.mode == OUT_EXPORTS && mad_contract_check_port(&c, err, sizeof(err)))
@@ -291,6 +306,11 @@ int main(int argc, char **argv)
 		die("out of memory, or a value no shell word can hold");
 	if (out.mode == OUT_EXPLAIN && *opts.value[MAD_OPT_MODEL])
 		explain_plugin_absent(&out.text, &site, site_av != NULL, c.scheduler);
+	if (out.mode == OUT_EXPLAIN && mismatch) {
+		sb_adds(&out.text, "# ");
+		sb_adds(&out.text, device_msg);
+		sb_addc(&out.text, '\n');
+	}
 	if (out.mode == OUT_JSON) {
 		char *text = cJSON_Print(out.json);
 

@@ -84,6 +84,98 @@ setup() {
 
 }
 
+# One task of a one-node srun step of 2 tasks, with what SLURM 22.05 sets
+# per task under --gpus-per-task=1 (notes/local-cluster.md, GRES): task T
+# sees "T" in both lists, SLURM_GPUS_ON_NODE the step's 2.  No run folder:
+# task 1 would wait for its founder's job folder.
+gpu_task() { # T [VAR=VALUE...]
+	local t=$1
+	shift
+	env -i PATH="$PATH" MAD_MODEL=m SLURM_JOB_ID=12 SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=127.0.0.1 SLURM_STEP_NODELIST=127.0.0.1 \
+		SLURM_STEP_ID=0 SLURM_NODEID=0 SLURM_NNODES=1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=2 \
+		SLURM_STEP_TASKS_PER_NODE=2 SLURM_PROCID="$t" SLURM_LOCALID="$t" SLURM_GPUS_ON_NODE=2 \
+		CUDA_VISIBLE_DEVICES="$t" ROCR_VISIBLE_DEVICES="$t" "$@"
+}
+
+@test "MAD_LOCAL_DEVICE: --explain says where it came from; LOCAL_RANK past the visible GPUs is one line, strict an error" {
+	run gpu_task 1 mad-env --explain
+	assert_success
+	assert_line 'LOCAL_RANK=1    # SLURM'
+	assert_line 'MAD_LOCAL_DEVICE=0    # computed (0: SLURM bound this task'"'"'s own GPU; ROCR_VISIBLE_DEVICES=1, SLURM_GPUS_ON_NODE=2, LOCAL_RANK=1)'
+	assert_line '# warning: LOCAL_RANK=1 but this task sees 1 GPU (ROCR_VISIBLE_DEVICES=1): set_device(LOCAL_RANK) fails with '"'"'invalid device ordinal'"'"'; use MAD_LOCAL_DEVICE=0, e.g. torch.cuda.set_device(int(os.environ["MAD_LOCAL_DEVICE"]))'
+	# eval: the values, and one line on stderr
+	run --separate-stderr gpu_task 1 sh -c 'eval "$(mad-env)" && echo "$LOCAL_RANK $MAD_LOCAL_DEVICE"'
+	assert_success
+	assert_output '1 0'
+	[[ $(grep -c 'LOCAL_RANK=1 but this task sees 1 GPU' <<<"$stderr") -eq 1 ]]
+	[[ $stderr == 'mad-env: warning: LOCAL_RANK=1 but this task sees 1 GPU (ROCR_VISIBLE_DEVICES=1): '* ]]
+	# not said again where mad.so set up the task and said it
+	run --separate-stderr gpu_task 1 MAD_ENV_FROM=spank MAD_COLLECT_JOB_ID=12 mad-env
+	assert_success
+	[[ -z $stderr ]]
+	# task 0 sees its GPU at 0: nothing to say
+	run --separate-stderr gpu_task 0 mad-env
+	assert_success
+	[[ -z $stderr ]]
+	# every GPU visible (--gres=gpu:2 unbound): LOCAL_RANK
+	run gpu_task 1 CUDA_VISIBLE_DEVICES=0,1 ROCR_VISIBLE_DEVICES=0,1 mad-env --explain
+	assert_line --partial 'MAD_LOCAL_DEVICE=1    # computed (LOCAL_RANK: the task sees every GPU of the node'
+	refute_line --partial 'warning'
+	# a node without GPUs: unset
+	run gpu_task 1 SLURM_GPUS_ON_NODE= CUDA_VISIBLE_DEVICES= ROCR_VISIBLE_DEVICES= mad-env --explain
+	assert_success
+	assert_line 'MAD_LOCAL_DEVICE    # unset (this task sees no GPU)'
+	# a fact: a value inherited from a step on another node is unset
+	run gpu_task 1 SLURM_GPUS_ON_NODE= CUDA_VISIBLE_DEVICES= ROCR_VISIBLE_DEVICES= MAD_LOCAL_DEVICE=3 \
+		sh -c 'eval "$(mad-env)" && echo "[${MAD_LOCAL_DEVICE-unset}]"'
+	assert_output '[unset]'
+	# strict: the task stops, eval too
+	run gpu_task 1 MAD_GPU_BIND=strict bash -c 'eval "$(mad-env)"; echo still running'
+	assert_failure 1
+	assert_output --partial 'mad-env: LOCAL_RANK=1 but this task sees 1 GPU (ROCR_VISIBLE_DEVICES=1)'
+	assert_output --partial '(--mad-gpu-bind=strict)'
+	refute_output --partial 'still running'
+	run gpu_task 1 MAD_GPU_BIND=sometimes mad-env
+	assert_failure 1
+	assert_output --partial "mad-env: --mad-gpu-bind: 'sometimes' is not one of warn, strict (from MAD_GPU_BIND)"
+}
+
+@test "--check reports LOCAL_RANK past the visible GPUs for the task, and strict fails it" {
+	gpu_task 0 mad-env --check=10 >"$BATS_TEST_TMPDIR/rank0" 2>&1 3>&- &
+	run --separate-stderr gpu_task 1 mad-env --check=10
+	wait $!
+	assert_success
+	[[ $stderr == *'mad-env: --check: warning: LOCAL_RANK=1 but this task sees 1 GPU (ROCR_VISIBLE_DEVICES=1)'* ]]
+	grep -q 'check ok: 2 ranks agree' "$BATS_TEST_TMPDIR/rank0"
+	[[ $(grep -c 'LOCAL_RANK' "$BATS_TEST_TMPDIR/rank0") -eq 0 ]]
+	run gpu_task 1 MAD_GPU_BIND=strict mad-env --check=1
+	assert_failure 1
+	assert_output --partial 'mad-env: --check: LOCAL_RANK=1 but this task sees 1 GPU'
+	refute_output --partial 'reach rank 0'
+}
+
+@test "--mad-socket-ifname: NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME set only where unset, never to loopback" {
+	run "${job[@]}" mad-env --explain
+	assert_success
+	refute_line --partial 'NCCL_SOCKET_IFNAME'
+	ifname=$(sed -n 's/^MAD_IFNAME=\([^ ]*\)    # computed (this node.s route to MASTER_ADDR 198.51.100.7)$/\1/p' <<<"$output")
+	if [[ -n $ifname ]]; then
+		run "${job[@]}" MAD_SOCKET_IFNAME=auto NCCL_SOCKET_IFNAME=ib0 mad-env --explain
+		assert_success
+		assert_line "GLOO_SOCKET_IFNAME=$ifname    # env (--mad-socket-ifname=auto, unset before)"
+		refute_line --partial 'NCCL_SOCKET_IFNAME='
+		run "${job[@]}" MAD_SOCKET_IFNAME=auto sh -c 'eval "$(mad-env)" && echo "$MAD_IFNAME $NCCL_SOCKET_IFNAME $GLOO_SOCKET_IFNAME"'
+		assert_output "$ifname $ifname $ifname"
+	fi
+	run "${job[@]}" MAD_SOCKET_IFNAME=lo mad-env
+	assert_failure 1
+	assert_output --partial "mad-env: --mad-socket-ifname=lo: 'lo' is the loopback interface on "
+	run "${job[@]}" MAD_SOCKET_IFNAME=auto SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=127.0.0.1 mad-env --explain
+	assert_success
+	assert_line 'MAD_IFNAME    # unset (no interface but loopback, or none up, routes to MASTER_ADDR here)'
+	refute_line --partial 'SOCKET_IFNAME'
+}
+
 @test "srun -E: the job's SLURM_NNODES and SLURM_NTASKS kept in a step of one node give way to the step's" {
 	run "${job[@]}" SLURM_JOB_NUM_NODES=4 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_NODEID=0 \
 		SLURM_NNODES=4 SLURM_NTASKS=4 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \

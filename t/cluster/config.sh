@@ -25,6 +25,12 @@
 # (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE). The default partition "mad",
 # which every other test uses, stays as it is. 0: leave them out.
 : "${MAD_CLUSTER_PREEMPT:=1}"
+# N > 0: each node has N GRES GPUs without any GPU (notes/local-cluster.md, "GPUs without
+# GPUs"): GresTypes=gpu, Gres=gpu:N, and a gres.conf (AutoDetect=off) naming character
+# devices made for the cluster ($MAD_CLUSTER_DIR/dev/gpu0..N-1, copies of /dev/null), so
+# SLURM binds them per task as on a GPU node (TaskPlugin=task/none: the node's indices).
+# 0 (the default): no GRES. Four tasks per node need MAD_CLUSTER_CPUS=4.
+: "${MAD_CLUSTER_GPUS:=0}"
 # 1: the shared folder ($MAD_CLUSTER_DIR/shared, where the tests' run folders are) behaves
 # as NFS does at a site: its files are kept in $MAD_CLUSTER_DIR/nfs-server (the server), and
 # each node sees them through a client of its own, t/nfs/nfs-client (a model of a Linux NFS
@@ -157,7 +163,7 @@ mad_settings() {
 	for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
 		MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
 		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_CLUSTER_USER2 \
-		MAD_CLUSTER_GROUP MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT; do
+		MAD_CLUSTER_GROUP MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT MAD_CLUSTER_GPUS; do
 		printf 'export %s=%q\n' "$v" "${!v}"
 	done
 	# Whoever sources env.sh (tests, demo, benches) then calls this release's clients.

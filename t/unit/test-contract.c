@@ -17,6 +17,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,6 +663,287 @@ TEST(a_busy_port_fails_rank_0_naming_port_and_node)
 	CHECK(mad_port_check(port, "n1", err, sizeof(err)) == 0);
 }
 
+/* One task of an srun step of job 60 on 2 nodes, 4 tasks per node, with
+ * the GPU variables SLURM 22.05 sets per task (notes/local-cluster.md,
+ * "GPUs without GPUs (GRES)", task/none: a list keeps the node's indices;
+ * SLURM_GPUS_ON_NODE is the step's GPUs on the node, gres_common.c
+ * gres_common_gpu_set_env), and the contract computed from them. */
+static char gpu_nodelist[256];
+static struct mad_facts gpu_f;
+
+static int gpu_task(long local, long tasks_here, const char *gpus_on_node, const char *visible,
+		    const char *bind)
+{
+	char procid[32], localid[32], per_node[32], cuda[64], rocr[64], son[48], gb[48];
+	struct env e = { { "MAD_MODEL=m", "SLURM_JOB_ID=60", "SLURM_STEP_ID=0", "SLURM_NODEID=0",
+			   "SLURM_STEP_NUM_NODES=2", "SLURM_JOB_NUM_NODES=2",
+			   "SLURM_STEP_NODELIST=192.0.2.1,192.0.2.2", "SLURM_STEP_NUM_TASKS=8" } };
+	int n = 8;
+
+	snprintf(procid, sizeof(procid), "SLURM_PROCID=%ld", local);
+	snprintf(localid, sizeof(localid), "SLURM_LOCALID=%ld", local);
+	snprintf(per_node, sizeof(per_node), "SLURM_STEP_TASKS_PER_NODE=%ld(x2)", tasks_here);
+	e.vars[n++] = procid;
+	e.vars[n++] = localid;
+	e.vars[n++] = per_node;
+	if (gpus_on_node) {
+		snprintf(son, sizeof(son), "SLURM_GPUS_ON_NODE=%s", gpus_on_node);
+		e.vars[n++] = son;
+	}
+	if (visible) {
+		/* SLURM sets both, equal (the notes) */
+		snprintf(cuda, sizeof(cuda), "CUDA_VISIBLE_DEVICES=%s", visible);
+		snprintf(rocr, sizeof(rocr), "ROCR_VISIBLE_DEVICES=%s", visible);
+		e.vars[n++] = cuda;
+		e.vars[n++] = rocr;
+	}
+	if (bind) {
+		snprintf(gb, sizeof(gb), "MAD_GPU_BIND=%s", bind);
+		e.vars[n++] = gb;
+	}
+	mad_facts_from_env(&gpu_f, env_get, &e, gpu_nodelist, sizeof(gpu_nodelist));
+	return compute(&e, &gpu_f);
+}
+
+struct exported {
+	char device[16], ifname[32], nccl[32], gloo[32], device_from[320];
+	int has_device, has_ifname, has_nccl, has_gloo;
+	int unset_device, unset_ifname; /* exported as to be unset */
+};
+
+static int collect(void *ctx, const char *name, const char *value, const char *source)
+{
+	struct exported *x = ctx;
+
+	if (!value) {
+		x->unset_device |= !strcmp(name, "MAD_LOCAL_DEVICE");
+		x->unset_ifname |= !strcmp(name, "MAD_IFNAME");
+		return 0;
+	}
+	if (!strcmp(name, "MAD_LOCAL_DEVICE")) {
+		x->has_device = 1;
+		snprintf(x->device, sizeof(x->device), "%s", value);
+		snprintf(x->device_from, sizeof(x->device_from), "%s", source);
+	} else if (!strcmp(name, "MAD_IFNAME")) {
+		x->has_ifname = 1;
+		snprintf(x->ifname, sizeof(x->ifname), "%s", value);
+	} else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
+		x->has_nccl = 1;
+		snprintf(x->nccl, sizeof(x->nccl), "%s", value);
+	} else if (!strcmp(name, "GLOO_SOCKET_IFNAME")) {
+		x->has_gloo = 1;
+		snprintf(x->gloo, sizeof(x->gloo), "%s", value);
+	}
+	return 0;
+}
+
+static struct exported exported(void)
+{
+	struct exported x;
+
+	memset(&x, 0, sizeof(x));
+	CHECK(mad_contract_export(&opts, &c, "mad-env", collect, &x) == 0);
+	return x;
+}
+
+/* MAD_LOCAL_DEVICE under each binding, from what SLURM sets per task. */
+TEST(local_device_under_each_gpu_binding)
+{
+	struct exported x;
+	char msg[1024];
+	long t;
+
+	/* --gpus-per-task=1: task t sees "t", the step has 4 here */
+	for (t = 0; t < 4; t++) {
+		char list[8];
+
+		snprintf(list, sizeof(list), "%ld", t);
+		CHECK(gpu_task(t, 4, "4", list, NULL) == 0);
+		CHECK(c.local_rank == t && c.device == 0 && c.visible == 1);
+		CHECK(mad_contract_device_mismatch(&c, msg, sizeof(msg)) == (t > 0));
+	}
+	x = exported();
+	CHECK(x.has_device && !strcmp(x.device, "0"));
+	CHECK(strstr(x.device_from, "SLURM bound this task's own GPU") != NULL);
+	CHECK(strstr(x.device_from, "ROCR_VISIBLE_DEVICES=3, SLURM_GPUS_ON_NODE=4, LOCAL_RANK=3") !=
+	      NULL);
+	/* --ntasks-per-gpu=2: 4 tasks on 2 GPUs, tasks 2 and 3 see "1" */
+	CHECK(gpu_task(3, 4, "2", "1", NULL) == 0);
+	CHECK(c.device == 0 && mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	CHECK(gpu_task(1, 4, "2", "0", NULL) == 0);
+	CHECK(c.device == 0 && mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	/* --gpu-bind=map_gpu:3,2,1,0: task 0 sees "3", task 3 "0" */
+	CHECK(gpu_task(0, 4, "4", "3", NULL) == 0);
+	CHECK(c.device == 0 && !mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	CHECK(gpu_task(3, 4, "4", "0", NULL) == 0);
+	CHECK(c.device == 0 && mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	/* --gres=gpu:4 without binding: every task sees all 4 */
+	for (t = 0; t < 4; t++) {
+		CHECK(gpu_task(t, 4, "4", "0,1,2,3", NULL) == 0);
+		CHECK(c.device == t && !mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	}
+	x = exported();
+	CHECK(strstr(x.device_from, "LOCAL_RANK: the task sees every GPU of the node") != NULL);
+	/* --gpus-per-task=2 with 2 tasks: each task's 2 are its own: its first */
+	CHECK(gpu_task(1, 2, "4", "2,3", NULL) == 0);
+	CHECK(c.device == 0 && !mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	/* --gpu-bind=closest, 2 GPUs per socket, 4 tasks: one each */
+	CHECK(gpu_task(3, 4, "4", "2,3", NULL) == 0);
+	CHECK(c.device == 1 && mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	/* more tasks than GPUs, nothing bound: LOCAL_RANK mod the GPUs */
+	CHECK(gpu_task(5, 8, "4", "0,1,2,3", NULL) == 0);
+	CHECK(c.device == 1 && mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	/* a node without GPUs: no list, no count: unset, nothing said */
+	CHECK(gpu_task(1, 4, NULL, NULL, NULL) == 0);
+	CHECK(c.device == -1 && !mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	x = exported();
+	CHECK(!x.has_device && x.unset_device); /* no inherited value stays */
+	/* spur 0.12 denies GPUs with -1: none visible */
+	CHECK(gpu_task(1, 4, NULL, "-1", NULL) == 0);
+	CHECK(c.device == -1);
+	/* GRES without device files: no list, every GPU visible */
+	CHECK(gpu_task(2, 4, "4", NULL, NULL) == 0);
+	CHECK(c.device == 2);
+	/* the batch script, one task of the node: its first device */
+	CHECK(mad_local_device(2, 2, 0, 1, &(const char *){ NULL }) == 0);
+}
+
+/* The mismatch is one line naming the variables and the fix; strict makes
+ * it an error (the plugin fails the task, mad-env exits 1). */
+TEST(local_rank_past_the_visible_gpus_is_one_line_or_strict)
+{
+	char msg[1024];
+
+	CHECK(gpu_task(1, 4, "4", "1", NULL) == 0);
+	CHECK(!c.gpu_strict);
+	CHECK(mad_contract_device_mismatch(&c, msg, sizeof(msg)) == 1);
+	CHECK_STR(msg,
+		  "warning: LOCAL_RANK=1 but this task sees 1 GPU (ROCR_VISIBLE_DEVICES=1): set_device(LOCAL_RANK) fails with 'invalid device ordinal'; use MAD_LOCAL_DEVICE=0, e.g. torch.cuda.set_device(int(os.environ[\"MAD_LOCAL_DEVICE\"]))");
+	CHECK(strchr(msg, '\n') == NULL);
+	CHECK(gpu_task(1, 4, "4", "1", "strict") == 0);
+	CHECK(c.gpu_strict);
+	CHECK(mad_contract_device_mismatch(&c, msg, sizeof(msg)) == 1);
+	CHECK(strncmp(msg, "LOCAL_RANK=1 but this task sees 1 GPU", 37) == 0);
+	CHECK(strstr(msg, "(--mad-gpu-bind=strict)") != NULL);
+	/* strict where set_device(LOCAL_RANK) works: nothing */
+	CHECK(gpu_task(1, 4, "4", "0,1,2,3", "strict") == 0);
+	CHECK(mad_contract_device_mismatch(&c, msg, sizeof(msg)) == 0);
+}
+
+/* Interface states from getifaddrs' list: never loopback, never down. */
+TEST(an_interface_is_usable_only_up_running_and_not_loopback)
+{
+	struct sockaddr_in a_lo, a_eth, a_down;
+	struct ifaddrs lo, eth, down;
+	char name[32];
+
+	memset(&a_lo, 0, sizeof(a_lo));
+	a_lo.sin_family = AF_INET;
+	a_eth = a_down = a_lo;
+	inet_pton(AF_INET, "127.0.0.1", &a_lo.sin_addr);
+	inet_pton(AF_INET, "192.0.2.5", &a_eth.sin_addr);
+	inet_pton(AF_INET, "198.51.100.5", &a_down.sin_addr);
+	memset(&lo, 0, sizeof(lo));
+	eth = down = lo;
+	lo.ifa_name = "lo";
+	lo.ifa_flags = IFF_UP | IFF_RUNNING | IFF_LOOPBACK;
+	lo.ifa_addr = (struct sockaddr *)&a_lo;
+	lo.ifa_next = &eth;
+	eth.ifa_name = "eth1";
+	eth.ifa_flags = IFF_UP | IFF_RUNNING;
+	eth.ifa_addr = (struct sockaddr *)&a_eth;
+	eth.ifa_next = &down;
+	down.ifa_name = "ib0";
+	down.ifa_flags = IFF_UP; /* no carrier */
+	down.ifa_addr = (struct sockaddr *)&a_down;
+	CHECK(mad_iface_state_in(&lo, "eth1") == MAD_IFACE_USABLE);
+	CHECK(mad_iface_state_in(&lo, "lo") == MAD_IFACE_LOOPBACK);
+	CHECK(mad_iface_state_in(&lo, "ib0") == MAD_IFACE_DOWN);
+	CHECK(mad_iface_state_in(&lo, "ib1") == MAD_IFACE_ABSENT);
+	CHECK(mad_iface_of_addr_in(&lo, "192.0.2.5", name, sizeof(name)) == MAD_IFACE_USABLE);
+	CHECK_STR(name, "eth1");
+	CHECK(mad_iface_of_addr_in(&lo, "198.51.100.5", name, sizeof(name)) == MAD_IFACE_DOWN);
+	CHECK(mad_iface_of_addr_in(&lo, "127.0.0.1", name, sizeof(name)) == MAD_IFACE_LOOPBACK);
+	CHECK(mad_iface_of_addr_in(&lo, "203.0.113.9", name, sizeof(name)) == MAD_IFACE_ABSENT);
+	down.ifa_flags = 0; /* administratively down */
+	CHECK(mad_iface_state_in(&lo, "ib0") == MAD_IFACE_DOWN);
+}
+
+/* MAD_IFNAME is this node's route to MASTER_ADDR; --mad-socket-ifname sets
+ * NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME only where unset. */
+TEST(ifname_keep_auto_name_user_set_and_loopback)
+{
+	struct mad_facts f;
+	struct exported x;
+	char here[MAD_ADDR_MAX], route[32];
+	struct env keep = { { "MAD_MODEL=m" } };
+	struct env autoo = { { "MAD_MODEL=m", "MAD_SOCKET_IFNAME=auto" } };
+	struct env lo = { { "MAD_MODEL=m", "MAD_SOCKET_IFNAME=lo" } };
+	struct env absent = { { "MAD_MODEL=m", "MAD_SOCKET_IFNAME=nosuch9" } };
+	struct env user = { { "NCCL_SOCKET_IFNAME=ib0" } };
+	struct env inherited = { { "NCCL_SOCKET_IFNAME=eth7", "GLOO_SOCKET_IFNAME=eth7",
+				   "MAD_IFNAME=eth7", "MAD_ENV_FROM=spank" } };
+	struct env user_same_fresh = { { "NCCL_SOCKET_IFNAME=eth7", "MAD_IFNAME=eth7" } };
+	char nl[64];
+
+	/* a one-node job on loopback: no interface is named */
+	step_facts(&f, 0, 1, 0, 1, 0, 1);
+	f.nodelist = "127.0.0.1";
+	CHECK(compute(&autoo, &f) == 0);
+	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == 0);
+	x = exported();
+	CHECK(!x.has_ifname && x.unset_ifname && !x.has_nccl && !x.has_gloo);
+	/* --mad-socket-ifname=lo, or one this node lacks: an error naming it */
+	CHECK(compute(&lo, &f) == 0);
+	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "--mad-socket-ifname=lo: 'lo' is the loopback interface on ") == err);
+	CHECK(compute(&absent, &f) == 0);
+	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'nosuch9' is not an interface of this node") != NULL);
+	/* whose NCCL_SOCKET_IFNAME: the user's, or an enclosing mad job's */
+	mad_facts_from_env(&f, env_get, &user, nl, sizeof(nl));
+	CHECK(f.user_nccl_ifname && !f.user_gloo_ifname);
+	mad_facts_from_env(&f, env_get, &inherited, nl, sizeof(nl));
+	CHECK(!f.user_nccl_ifname && !f.user_gloo_ifname);
+	mad_facts_from_env(&f, env_get, &user_same_fresh, nl, sizeof(nl));
+	CHECK(f.user_nccl_ifname);
+
+	/* a node with an address that is not loopback: its route's interface */
+	if (mad_local_addr(NULL, NULL, here, sizeof(here), err, sizeof(err)) ||
+	    mad_route_iface(here, route, sizeof(route)) != MAD_IFACE_USABLE) {
+		printf("# no usable interface here: the route cases are skipped\n");
+		return;
+	}
+	step_facts(&f, 0, 1, 0, 1, 0, 1);
+	f.nodelist = here;
+	CHECK(compute(&keep, &f) == 0);
+	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == 0);
+	x = exported();
+	CHECK(x.has_ifname && !strcmp(x.ifname, route));
+	CHECK(!x.has_nccl && !x.has_gloo); /* keep: the default */
+	CHECK(compute(&autoo, &f) == 0);
+	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == 0);
+	x = exported();
+	CHECK(!strcmp(x.nccl, route) && !strcmp(x.gloo, route));
+	/* the user's own value is never overwritten */
+	f.user_nccl_ifname = 1;
+	CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == 0);
+	x = exported();
+	CHECK(!x.has_nccl && !strcmp(x.gloo, route));
+	f.user_nccl_ifname = 0;
+	/* NAME: that interface, checked here */
+	{
+		char name_opt[64];
+		struct env named = { { "MAD_MODEL=m", name_opt } };
+
+		snprintf(name_opt, sizeof(name_opt), "MAD_SOCKET_IFNAME=%s", route);
+		CHECK(compute(&named, &f) == 0);
+		CHECK(mad_contract_ifname(&opts, &f, &c, err, sizeof(err)) == 0);
+		x = exported();
+		CHECK(!strcmp(x.nccl, route) && !strcmp(x.gloo, route));
+	}
+}
+
 int main(void)
 {
 	RUN(srun_step_process_level_is_the_task_among_all_tasks);
@@ -678,6 +961,10 @@ int main(void)
 	RUN(nproc_per_node_option_tasks_gpus_or_one);
 	RUN(tasks_per_node_lists_as_slurm_writes_them);
 	RUN(gpus_from_gres_visible_lists_or_devices);
+	RUN(local_device_under_each_gpu_binding);
+	RUN(local_rank_past_the_visible_gpus_is_one_line_or_strict);
+	RUN(an_interface_is_usable_only_up_running_and_not_loopback);
+	RUN(ifname_keep_auto_name_user_set_and_loopback);
 	RUN(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node);
 	RUN(the_opened_job_folder_is_written_and_read_whatever_its_path_names_later);
 	RUN(a_busy_port_fails_rank_0_naming_port_and_node);

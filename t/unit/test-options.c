@@ -73,6 +73,43 @@ TEST(mad_env_inside_the_same_job_keeps_the_users_options)
 	CHECK_STR(opts.value[MAD_OPT_NNODES], "");
 }
 
+/* --mad-gpu-bind and --mad-socket-ifname exist in every form: the command line,
+ * SLURM's env form, MAD_X, the plugstack line, the default. */
+TEST(gpu_bind_and_ifname_in_every_form)
+{
+	const char *cli[MAD_OPT_COUNT] = { 0 };
+	struct env none = { { NULL } };
+	struct env spank = { { "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_gpu_bind=strict",
+			       "SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_socket_ifname=auto" } };
+	struct env env = { { "MAD_GPU_BIND=strict", "MAD_SOCKET_IFNAME=ib0" } };
+	struct env bad = { { "MAD_GPU_BIND=loose" } };
+	/* MAD_IFNAME is the contract's interface (an srun step inherits its
+	 * batch step's), never the option */
+	struct env exported = { { "MAD_IFNAME=eth0", "MAD_ENV_FROM=spank" } };
+	char *site[] = { "gpu-bind=strict", "socket-ifname=auto" };
+
+	CHECK(resolve(NULL, &none, 0, NULL) == 0);
+	CHECK_STR(opts.value[MAD_OPT_GPU_BIND], "warn");
+	CHECK_STR(opts.value[MAD_OPT_SOCKET_IFNAME], "keep");
+	CHECK(opts.source[MAD_OPT_SOCKET_IFNAME] == MAD_SRC_DEFAULT);
+	CHECK(resolve(NULL, &none, 2, site) == 0);
+	CHECK_STR(opts.value[MAD_OPT_GPU_BIND], "strict");
+	CHECK(opts.source[MAD_OPT_SOCKET_IFNAME] == MAD_SRC_PLUGSTACK);
+	CHECK(resolve(NULL, &env, 2, site) == 0);
+	CHECK_STR(opts.value[MAD_OPT_SOCKET_IFNAME], "ib0");
+	CHECK(opts.source[MAD_OPT_GPU_BIND] == MAD_SRC_ENV);
+	CHECK(resolve(NULL, &spank, 0, NULL) == 0);
+	CHECK_STR(opts.value[MAD_OPT_SOCKET_IFNAME], "auto");
+	CHECK(opts.source[MAD_OPT_GPU_BIND] == MAD_SRC_SPANK_ENV);
+	cli[MAD_OPT_GPU_BIND] = "warn";
+	CHECK(mad_options_resolve(&opts, cli, env_get, &env, 0, NULL, err, sizeof(err)) == 0);
+	CHECK(opts.source[MAD_OPT_GPU_BIND] == MAD_SRC_CLI);
+	CHECK(resolve(NULL, &bad, 0, NULL) == -1);
+	CHECK_STR(err, "--mad-gpu-bind: 'loose' is not one of warn, strict (from MAD_GPU_BIND)");
+	CHECK(resolve(NULL, &exported, 0, NULL) == 0);
+	CHECK_STR(opts.value[MAD_OPT_SOCKET_IFNAME], "keep");
+}
+
 TEST(bad_values_name_option_and_source)
 {
 	struct env e = { { "MAD_NNODES=x" } };
@@ -138,6 +175,15 @@ TEST(value_checks)
 		{ MAD_OPT_RUN_DIR, "/a\nb", 0 },
 		{ MAD_OPT_TIMEOUT, "900", 1 },
 		{ MAD_OPT_TIMEOUT, "604801", 0 },
+		{ MAD_OPT_GPU_BIND, "warn", 1 },
+		{ MAD_OPT_GPU_BIND, "strict", 1 },
+		{ MAD_OPT_GPU_BIND, "Strict", 0 },
+		{ MAD_OPT_GPU_BIND, "", 0 },
+		{ MAD_OPT_SOCKET_IFNAME, "auto", 1 },
+		{ MAD_OPT_SOCKET_IFNAME, "keep", 1 },
+		{ MAD_OPT_SOCKET_IFNAME, "ib0", 1 },
+		{ MAD_OPT_SOCKET_IFNAME, "ib0,eth0", 0 },
+		{ MAD_OPT_SOCKET_IFNAME, "", 0 },
 	};
 	size_t i;
 
@@ -148,6 +194,11 @@ TEST(value_checks)
 			printf("# %s '%s': got %d\n", mad_opt_flag(cases[i].opt), cases[i].v, ok);
 		CHECK(ok == cases[i].ok);
 	}
+	CHECK(mad_opt_check(MAD_OPT_GPU_BIND, "x", err, sizeof(err)) == -1);
+	CHECK_STR(err, "--mad-gpu-bind: 'x' is not one of warn, strict");
+	CHECK(mad_opt_check(MAD_OPT_SOCKET_IFNAME, "a b", err, sizeof(err)) == -1);
+	CHECK_STR(err,
+		  "--mad-socket-ifname: 'a b' is not auto, keep, nor a network interface name (1 to 15 of A-Z a-z 0-9 . _ : -)");
 	CHECK(mad_opt_check(MAD_OPT_MODEL, "a\x1b[31m", err, sizeof(err)) == -1);
 	CHECK(strchr(err, '\x1b') == NULL);
 }
@@ -255,6 +306,7 @@ int main(void)
 	RUN(each_source_beats_the_next);
 	RUN(a_job_inside_a_mad_job_keeps_only_model_and_run_dir);
 	RUN(mad_env_inside_the_same_job_keeps_the_users_options);
+	RUN(gpu_bind_and_ifname_in_every_form);
 	RUN(bad_values_name_option_and_source);
 	RUN(a_model_asked_anywhere_makes_bad_values_count);
 	RUN(value_checks);

@@ -224,6 +224,7 @@ time=$(date +%s)"
 	rm -f "$out"
 	"$AS_USER" scontrol release "${jobid}_0"
 	for _ in $(seq 60); do
+		look_anew "$out"
 		grep -q '^barrier status=' "$out" 2>/dev/null && break
 		sleep 0.5
 	done
@@ -252,6 +253,7 @@ time=$(date +%s)"
 	ready_status=$status ready_output=$output ready_stderr=$stderr
 	host=$("$AS_USER" squeue -h -j "$jobid" -o %N)
 	"$AS_USER" scancel "$jobid"
+	look_anew "$out"
 	cat "$out" || echo "(the job had not started)"
 	echo "mad-wait --ready -> $ready_status: $ready_output / $ready_stderr"
 	[[ $ready_output != *10.99.99.99* ]] || fail "mad-wait --ready gave the planted endpoint"

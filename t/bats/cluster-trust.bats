@@ -104,8 +104,15 @@ waitfor() {
 	echo "$output"
 }
 
-# The job folder the job's own script was given (it printed job_dir=$MAD_JOB_DIR).
-job_dir_of() { sed -n 's/^job_dir=//p' "$1" | head -1; }
+# The job folder the job's own script was given (it printed job_dir=$MAD_JOB_DIR), looked at
+# anew: an earlier job's under that name may have been moved aside meanwhile.
+job_dir_of() {
+	local dir
+	look_anew "$1"
+	dir=$(sed -n 's/^job_dir=//p' "$1" | head -1)
+	look_anew "$dir"
+	echo "$dir"
+}
 
 # The job's own folder, $1 taken by another: a name of 16 random hex digits after '~'.
 fallback_of() { # base dir

@@ -138,12 +138,36 @@ cluster_test() {
 	cd "$MAD_CLUSTER_SHARED" || return 1
 }
 
+# look_anew PATH...: what a reader of the shared folder does before it looks for, or reads, a
+# file a job wrote there: it opens every folder on the way to PATH, top down, and PATH itself
+# if it is a regular file (none is read). On NFS (MAD_CLUSTER_NFS=1) this host keeps a cache
+# of its own: a name it once found absent stays absent to it, and a file replaced by another
+# node keeps its old attributes, until the folder's cached attributes expire (30 to 60 s) or
+# an open revalidates the folder (close-to-open: /work/shared/notes/nfs-client-cache.md, facts
+# 9, 12, 15 and 17). A glob or `ls` opens its folder itself. Locally a few open(2)s.
+look_anew() {
+	local p part d parts
+	for p; do
+		[[ $p == /* ]] || p=$PWD/$p
+		IFS=/ read -ra parts <<<"${p#/}"
+		d=
+		for part in "${parts[@]}"; do
+			[[ -n $part ]] || continue
+			d+=/$part
+			# the folder above was just opened: this lookup is the server's answer
+			[[ -d $d || -f $d ]] || break
+			: <"$d" || break
+		done 2>/dev/null
+	done
+	return 0
+}
+
 # submit SBATCH-ARGS...: one batch job of the test user, "sbatch --wait --parsable", so
 # $status is the job's exit status and $jobid its id (empty if sbatch gave none); $output
 # is sbatch's.  The job writes $out, $MAD_CLUSTER_SHARED/NAME-N.out (NAME: the test file's
 # name without "cluster-", N: the test's number); an array's tasks may write NAME-N-*.out
-# (an --output= in ARGS wins).  Both are removed first and printed after, for bats to show
-# when the test fails.  A file sets at its top, for all its jobs: submit_within, the
+# (an --output= in ARGS wins).  Both are removed first and printed after (look_anew), for
+# bats to show when the test fails.  A file sets at its top, for all its jobs: submit_within, the
 # seconds sbatch may take (default 120), and submit_time, the jobs' --time (default none).
 # shellcheck disable=SC2034,SC2154 # bats's run sets $status and $output; the tests read $jobid
 submit() {
@@ -156,6 +180,7 @@ submit() {
 		${submit_time:+--time="$submit_time"} --output="$out" "$@"
 	echo "sbatch -> $status: $output"
 	jobid=$(sed -n 's/^\([0-9][0-9]*\)\(;.*\)\{0,1\}$/\1/p' <<<"$output" | head -n 1)
+	look_anew "$out" # the job wrote it on a node, where this host last saw it removed
 	cat "$out" "$base"-*.out 2>/dev/null || true
 }
 

@@ -23,6 +23,7 @@ setup() {
 		echo "count $(mad-hostlist count)"
 		echo "first $(mad-hostlist nth 0) batch-on $SLURMD_NODENAME"
 		echo "nodes $(srun --nodes=4 --ntasks=4 printenv SLURMD_NODENAME | sort | paste -sd,)"'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	run cat "$out"
@@ -43,6 +44,7 @@ setup() {
 		srun --nodes=4 --ntasks=4 bash -c "echo \$(hostname) \
 			\$(getent ahostsv4 \$(mad-hostlist nth 0) | head -1 | cut -d\" \" -f1) \
 			\$(hostname -I)"'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	# every task names the same rank-0 address ...

@@ -200,6 +200,7 @@ assert_ready_endpoint() { # name port [mad-render args...]
 	run "$AS_USER" timeout 60 sbatch --wait --time=1 --nodes=2 --output="$out" \
 		--wrap "srun --ntasks-per-node=1 ./standin/ray start --address=$addr:28999 --block"
 	assert_failure
+	look_anew "$out"
 	cat "$out"
 	grep -q "standin ray: worker on node rank [01]: the head at $addr:28999 is not up" "$out"
 }
@@ -241,5 +242,6 @@ submit_barrier() { # timeout delay-expression
 	run "$AS_USER" timeout 60 sbatch --wait --time=1 --nodes=2 --mad-model=x --output="$out" \
 		--wrap 'mad-env --barrier'
 	assert_failure
+	look_anew "$out"
 	grep -q "mad-env: --barrier: the batch script of a nodes fan-out job runs on the first node only" "$out"
 }

@@ -30,6 +30,7 @@ setup() {
 	out=$MAD_CLUSTER_SHARED/env-$BATS_TEST_NUMBER.out
 	MAD_MODEL=m run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --output="$out" \
 		--wrap 'srun --nodes=4 bash -c "eval \"\$(mad-env)\" && ./tcp-exchange"'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	grep -qx 'exchange ok: ranks 1..3' "$out"
@@ -41,6 +42,7 @@ setup() {
 	out=$MAD_CLUSTER_SHARED/env-$BATS_TEST_NUMBER.out
 	MAD_MODEL=m run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --output="$out" \
 		--wrap 'srun -E --nodes=1 --ntasks=1 bash -c "eval \"\$(mad-env)\" && echo \"step SLURM_NNODES=\$SLURM_NNODES NNODES=\$NNODES WORLD_SIZE=\$WORLD_SIZE\""'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	# -E kept the job's value; mad-env takes the step's
@@ -68,6 +70,7 @@ setup() {
 	show='echo \$MAD_ENV_FROM \$NODE_RANK \$MAD_NODE_RANK \$RANK \$NNODES \$WORLD_SIZE \$MASTER_ADDR \$MASTER_PORT \$MAD_COLLECT_JOB_ID \$MAD_JOB_DIR \$MAD_FANOUT \$MAD_SCHEDULER'
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --mad-model=m --mad-master-port=auto \
 		--output="$out" --wrap "srun --nodes=4 bash -c \"echo plugin \$(hostname) \$($show); eval \\\"\\\$(mad-env)\\\"; echo mad-env \$(hostname) \$($show)\""
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	# each line says who computed it: the plugin, then mad-env itself

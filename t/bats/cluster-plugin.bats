@@ -71,6 +71,7 @@ setup() {
 	start=$(date +%s)
 	"$AS_USER" scontrol release "${jobid}_[1-3]"
 	for _ in $(seq 60); do
+		look_anew "$run_dir/$jobid"
 		n=$(find "$run_dir/$jobid" -maxdepth 1 -name 'done_rank*' 2>/dev/null | wc -l)
 		((n == 3)) && break
 		sleep 0.5
@@ -116,12 +117,14 @@ setup() {
 		echo "outer $SLURM_JOB_ID $NODE_RANK $NNODES $MASTER_PORT"
 		srun -N4 bash -c "echo step \$RANK \$MASTER_PORT"
 		sbatch --wait --nodes=2 --output=inner-$SLURM_JOB_ID.out --wrap "srun -N2 bash -c \"echo inner \\\$SLURM_JOB_ID \\\$NODE_RANK \\\$NNODES \\\$MAD_COLLECT_JOB_ID \\\$MAD_MODEL \\\$RANK \\\$WORLD_SIZE \\\$MASTER_PORT\""'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	read -r _ outer _ _ port < <(grep '^outer' "$out")
 	[[ $port == 23456 ]]
 	[[ $(grep -c '^step [0-3] 23456$' "$out") == 4 ]]
 	inner_out=$MAD_CLUSTER_SHARED/inner-$outer.out
+	look_anew "$inner_out"
 	cat "$inner_out"
 	inner=$(awk '{print $2}' "$inner_out" | sort -u)
 	[[ -n $inner && $inner != "$outer" ]]

@@ -39,9 +39,11 @@ until curl -fsS -o /dev/null "$url"; do
 done
 mad-mark --ready "$url"
 echo "serve: ready at $url"
-# Serve until the test says stop (a file), for at most 5 minutes.
+# Serve until the test says stop (a file), for at most 5 minutes. The folder is opened before
+# each look: on NFS this node would see the test's file only once its cache expired (look_anew
+# in t/lib.sh says why).
 end=$((SECONDS + 300))
-while [[ ! -e $stop ]] && ((SECONDS < end)); do
+while { : <"$MAD_CLUSTER_SHARED_DIR"; [[ ! -e $stop ]]; } && ((SECONDS < end)); do
 	kill -0 "$server" || { echo "serve: the server died while serving" >&2; exit 1; }
 	sleep 0.1
 done
@@ -73,6 +75,7 @@ sbatch_id() {
 # What a failed test shows: the job's output, what SLURM says of it, and what listens on n1.
 explain_job() {
 	echo "# job $jobid, output $job_out:"
+	look_anew "$job_out"
 	cat "$job_out" 2>/dev/null || true
 	scontrol show job "$jobid" 2>&1 | grep -E 'JobState|Restarts|NodeList|Reason' || true
 	ls -l "$run_dir"/"$jobid"* 2>&1 || true

@@ -50,6 +50,7 @@ log_since() { tail -n +"$((mark + 1))" "$MAD_CLUSTER_DIR/log/slurmd-n1.log"; }
 	assert_success
 	run log_since
 	assert_output --partial "mad: mad-spank ${version%,}, built for SLURM $running"
+	look_anew "$MAD_CLUSTER_SHARED/release-own.out"
 	run cat "$MAD_CLUSTER_SHARED/release-own.out"
 	assert_line 'from=spank'
 	refute_output --partial 'did not run'
@@ -72,6 +73,7 @@ log_since() { tail -n +"$((mark + 1))" "$MAD_CLUSTER_DIR/log/slurmd-n1.log"; }
 	run log_since
 	assert_output --partial "Incompatible Slurm plugin $MAD_FOREIGN_SO version ($foreign)"
 	refute_output --partial 'mad: mad-spank'
+	look_anew "$out"
 	run cat "$out"
 	assert_line 'from='
 	assert_output --partial "# mad.so did not run in this job"

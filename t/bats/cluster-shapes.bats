@@ -38,6 +38,7 @@ release() {
 	# -E keeps the job's SLURM_NNODES=4 in the step; SLURM_NODEID is the step's
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --mad-model=m --output="$out" \
 		--wrap 'srun -E --nodes=1 --ntasks=1 bash -c "echo \"plugin SLURM_NNODES=\$SLURM_NNODES NNODES=\$NNODES WORLD_SIZE=\$WORLD_SIZE RANK=\$RANK\"; eval \"\$(mad-env)\"; echo \"mad-env NNODES=\$NNODES WORLD_SIZE=\$WORLD_SIZE RANK=\$RANK\""'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	grep -qx 'plugin SLURM_NNODES=4 NNODES=1 WORLD_SIZE=1 RANK=0' "$out"
@@ -61,6 +62,7 @@ release() {
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=1 --output="$out" \
 		--wrap 'srun --async --mad-model=m --mad-master-port=99999999 -N1 true; echo "bad rc=$?"
 			srun --async --mad-model=m -N1 true; echo "good rc=$?"'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	grep -q "^srun: error: mad: --mad-master-port: '99999999' is not a port number" "$out"
@@ -91,6 +93,7 @@ teardown() {
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
 		--wrap 'echo "batch RANK=${RANK-unset} WORLD_SIZE=${WORLD_SIZE-unset} NODE_RANK=$NODE_RANK NNODES=$NNODES"
 		srun -N2 --ntasks-per-node=2 bash -c "echo task \$SLURM_PROCID \$(hostname) RANK=\${RANK-unset} WORLD_SIZE=\${WORLD_SIZE-unset} LOCAL_RANK=\${LOCAL_RANK-unset}" | sort'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	# the script of a 2-node job is no task; its node level stays
@@ -119,6 +122,7 @@ teardown() {
 	EOF
 	chmod 0644 "$script"
 	run "$AS_USER" timeout 150 sbatch --wait --parsable --mad-model=m --output="$out" "$script"
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	jobid=${output%%;*}
@@ -157,6 +161,7 @@ arbitrary_hosts() {
 		--wrap "export SLURM_HOSTFILE=$hosts_q
 		srun -K -m arbitrary -n4 ./torch-allreduce
 		srun -m arbitrary -n4 bash -c 'echo \"addr \$SLURM_PROCID \$(hostname) \$MASTER_ADDR \$(hostname -I)\"' | sort"
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	assert_allreduce 4 "$out"
@@ -175,6 +180,7 @@ arbitrary_hosts() {
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=2 --ntasks-per-node=2 -w n1,n2 --mad-model=m --output="$out" \
 		--wrap "SLURM_HOSTFILE=$hosts_q srun -m arbitrary -n4 true; echo \"srun rc=\$?\""
 	echo "optional $so run-dir=$run_dir" >"$MAD_CLUSTER_PLUGSTACK"
+	look_anew "$out"
 	cat "$out"
 	grep -q 'task 0 runs on n2, node 1 of the step, not on its first node n1 that MASTER_ADDR names (SLURM_DISTRIBUTION=arbitrary): set --mad-run-dir' "$out"
 	grep -q '^srun rc=[1-9]' "$out"
@@ -196,6 +202,7 @@ arbitrary_hosts() {
 	run "$AS_USER" timeout 150 sbatch --wait -p ring --nodes=2 --ntasks-per-node=2 -w n1,n4 --mad-model=m \
 		--output="$out" --wrap 'srun -n4 bash -c "echo task \$SLURM_PROCID \$(hostname)"; echo "block rc=$?"
 		srun -K -m cyclic -n4 ./torch-allreduce'
+	look_anew "$out"
 	cat "$out"
 	assert_success
 	grep -qx 'task 2 n1' "$out"

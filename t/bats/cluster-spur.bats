@@ -80,6 +80,7 @@ wait_gone() {
 # waits until FILE has LINES lines (the job wrote them all)
 wait_lines() {
 	for _ in $(seq 120); do
+		look_anew "$1"
 		[[ -r $1 && $(wc -l <"$1") -ge $2 ]] && return 0
 		sleep 0.5
 	done
@@ -498,6 +499,7 @@ spur_submit() {
 		cat >rq.sh <<-JOB
 			#!/bin/bash
 			eval "\$(mad-env)"
+			: <$shared_q # on NFS, the flag as it is now (look_anew in t/lib.sh says why)
 			n=1; [[ -e $shared_q/rq-flag ]] && n=2
 			touch $shared_q/rq-flag
 			env | grep -c RESTART_COUNT >$shared_q/rq-env.\$n
@@ -517,6 +519,7 @@ spur_submit() {
 		run "${spur[@]}" mad-wait --timeout 90 --interval 1 --grace 2 "$jobid"
 		echo "first attempt $first, second $second: $output"
 		[[ $status == "$want" ]]
+		look_anew "$MAD_CLUSTER_SHARED/rq-env.2"
 		run cat "$MAD_CLUSTER_SHARED/rq-env.1" "$MAD_CLUSTER_SHARED/rq-env.2"
 		assert_output $'0\n0'
 		run head -1 "$run_dir/$jobid/done_rank0"
@@ -642,6 +645,7 @@ spur_submit() {
 		# tasks 1..3 are jobs J+2..J+4
 		"${spur[@]}" scontrol release "$((jobid + 2)),$((jobid + 3)),$((jobid + 4))"
 		for _ in $(seq 80); do
+			look_anew "$run_dir/$jobid"
 			[[ $(find "$run_dir/$jobid" -maxdepth 1 -name 'done_rank*' 2>/dev/null | wc -l) -eq 3 ]] && break
 			sleep 0.5
 		done

@@ -104,8 +104,15 @@ waitfor() {
 	echo "$output"
 }
 
-# The job folder the job's own script was given (it printed job_dir=$MAD_JOB_DIR).
-job_dir_of() { sed -n 's/^job_dir=//p' "$1" | head -1; }
+# The job folder the job's own script was given (it printed job_dir=$MAD_JOB_DIR), looked at
+# anew: an earlier job's under that name may have been moved aside meanwhile.
+job_dir_of() {
+	local dir
+	look_anew "$1"
+	dir=$(sed -n 's/^job_dir=//p' "$1" | head -1)
+	look_anew "$dir"
+	echo "$dir"
+}
 
 # The job's own folder, $1 taken by another: a name of 16 random hex digits after '~'.
 fallback_of() { # base dir
@@ -224,6 +231,7 @@ time=$(date +%s)"
 	rm -f "$out"
 	"$AS_USER" scontrol release "${jobid}_0"
 	for _ in $(seq 60); do
+		look_anew "$out"
 		grep -q '^barrier status=' "$out" 2>/dev/null && break
 		sleep 0.5
 	done
@@ -252,6 +260,7 @@ time=$(date +%s)"
 	ready_status=$status ready_output=$output ready_stderr=$stderr
 	host=$("$AS_USER" squeue -h -j "$jobid" -o %N)
 	"$AS_USER" scancel "$jobid"
+	look_anew "$out"
 	cat "$out" || echo "(the job had not started)"
 	echo "mad-wait --ready -> $ready_status: $ready_output / $ready_stderr"
 	[[ $ready_output != *10.99.99.99* ]] || fail "mad-wait --ready gave the planted endpoint"

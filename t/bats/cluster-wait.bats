@@ -120,6 +120,7 @@ waitfor() {
 	sbatch_id --nodes=1 --mad-model=m --output=/dev/null \
 		--wrap 'touch "started-$SLURM_JOB_ID"; sleep 8'
 	for _ in $(seq 150); do
+		look_anew "$MAD_CLUSTER_SHARED/started-$jobid"
 		[[ -e $MAD_CLUSTER_SHARED/started-$jobid ]] && break
 		sleep 0.2
 	done

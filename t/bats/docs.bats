@@ -7,7 +7,8 @@
 # and the snippet; mad-wait's exit codes (its --help) in mad-wait.1 and the
 # README, its JSON fields (tools/mad-wait.c) in the README's example; the
 # variables every task sees (design.md §3) in the README; the tested SLURM
-# releases (t/suite) in the README's tables, its opening line and mad.8.
+# releases (t/suite) in the README's tables, its opening line and mad.8, and
+# the one of them on NFS (t/suite) in the README's table.
 
 setup() {
 	load ../lib.sh
@@ -218,6 +219,10 @@ readme_section() { # TITLE
 	# mad.8: "Tested: 22.05 (Debian 12), 24.11.7, ...": the same versions as the table
 	tested=$(plain "$src/doc/mad.8" | tr '\n' ' ' | grep -oE 'Tested: [^(]*\([^)]*\)[^(]*' | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?' | sort -V | tr '\n' ' ')
 	assert_equal "$tested" "$(sed '1s/\.[0-9]*$//' <<<"$table" | tr '\n' ' ')"
+	# the release whose cluster has its shared folder on NFS (nfs_release): its row, only its, says so
+	nfs=$(sed -n 's/^nfs_release=//p' "$src/t/suite")
+	[[ -n $nfs ]]
+	assert_equal "$(readme_section 'SLURM releases' | grep -E '^\| [0-9]+\.[0-9]+\.[0-9]+ .*NFS' | grep -oE '^\| [0-9]+\.[0-9]+' | grep -oE '[0-9.]+')" "$nfs"
 }
 
 # The words of a variable of Makefile.am (its continued lines joined).

@@ -674,7 +674,7 @@ static struct mad_facts gpu_f;
 static int gpu_task(long local, long tasks_here, const char *gpus_on_node, const char *visible,
 		    const char *bind)
 {
-	char procid[32], localid[32], per_node[32], cuda[64], rocr[64], son[48], gb[48];
+	char procid[48], localid[48], per_node[64], cuda[64], rocr[64], son[48], gb[48];
 	struct env e = { { "MAD_MODEL=m", "SLURM_JOB_ID=60", "SLURM_STEP_ID=0", "SLURM_NODEID=0",
 			   "SLURM_STEP_NUM_NODES=2", "SLURM_JOB_NUM_NODES=2",
 			   "SLURM_STEP_NODELIST=192.0.2.1,192.0.2.2", "SLURM_STEP_NUM_TASKS=8" } };

@@ -597,6 +597,9 @@ spur_submit() {
 	ok=$jobid
 	spur_submit sbatch --nodes=2 -t 0:00:20 -o /dev/null orphan-lost.sh
 	lost=$jobid
+	# spur keeps the limit to the second (the real cluster beneath rounds it to 1:00)
+	run "${spur[@]}" squeue -h -j "$lost" -o %l
+	assert_output 0:20
 	for id in "$ok" "$lost"; do
 		for _ in $(seq 60); do
 			[[ $("${spur[@]}" squeue -h -j "$id" -o %T) == RUNNING ]] && break

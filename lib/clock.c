@@ -22,3 +22,10 @@ void mad_sleep(double seconds)
 	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
 }
+
+double mad_poll_delay(double delay, double waited, double fast)
+{
+	double cap = waited > 30 || fast > 1.0 ? 1.0 : fast;
+
+	return delay * 1.5 > cap ? cap : delay * 1.5;
+}

@@ -129,10 +129,7 @@ int mad_rdzv_wait(int dirfd, const char *job_dir, const char *record, long job_i
 		if (waited >= (double)timeout)
 			break;
 		mad_sleep(delay < (double)timeout - waited ? delay : (double)timeout - waited);
-		/* fast at first (a gang-scheduled job meets within a second),
-		 * then at most one read a second */
-		delay = delay * 1.5 > (waited > 30 ? 1.0 : 0.2) ? (waited > 30 ? 1.0 : 0.2) :
-								  delay * 1.5;
+		delay = mad_poll_delay(delay, waited, 0.2); /* one small file per rank */
 	}
 	return mad_error(err, size,
 			 "rank %ld waited %.0f s (--mad-timeout=%ld) for rank 0 to publish its address in '%s/%s' and found %s; is rank 0 running? (squeue -j %ld)",

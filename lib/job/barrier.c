@@ -221,8 +221,10 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 		if (waited >= (double)timeout)
 			break;
 		mad_sleep(delay < (double)timeout - waited ? delay : (double)timeout - waited);
-		/* fast while the array starts together, then one listing a second */
-		delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
+		/* every rank lists the whole folder: at most every 0.2 s up to
+		 * 64 ranks, then slower as they grow (the file server gets at
+		 * most 320 listings a second), and every 1 s from 320 ranks */
+		delay = mad_poll_delay(delay, waited, 0.2 * (nranks > 64 ? (double)nranks / 64 : 1));
 	}
 	mad_barrier_describe(present, nranks, who, sizeof(who));
 	free(present);

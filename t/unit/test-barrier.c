@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TEST(names_per_step)
@@ -124,6 +125,55 @@ TEST(wait_passes_when_all_started_and_fails_naming_the_rest)
 	CHECK(system(cmd) == 0);
 }
 
+/* The polling rule (lib/clock.h): 0.2 s at most for the first 30 s of
+ * waiting, 1 s after; the barrier's own cap grows past 64 ranks. */
+TEST(poll_delay_is_fast_for_30_s_then_one_a_second)
+{
+	double d = 0.02, waited = 0;
+
+	while (waited < 30) {
+		d = mad_poll_delay(d, waited, 0.2);
+		CHECK(d <= 0.2);
+		waited += d;
+	}
+	CHECK(mad_poll_delay(d, waited, 0.2) > 0.2 && mad_poll_delay(0.9, 31, 0.2) == 1.0);
+	CHECK(mad_poll_delay(1.0, 31, 0.2) == 1.0 && mad_poll_delay(0.02, 0, 0.2) == 0.03);
+	CHECK(mad_poll_delay(0.9, 1, 5.0) == 1.0);
+}
+
+/* A rank that has waited a few seconds passes within a poll of the last
+ * start (design.md §5: within 1 s), not a second later: the last file
+ * comes 2.35 s in, when a 1 s backoff (the rule before) looks next at
+ * about 3.27 s. */
+TEST(the_barrier_passes_soon_after_the_last_start)
+{
+	char dir[] = "/tmp/test-barrier.XXXXXX", err[1024], cmd[600];
+	double start;
+	pid_t pid;
+	int fd;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	start = mad_monotonic();
+	pid = fork();
+	if (pid == 0) {
+		mad_sleep(2.35);
+		touch(dir, "started_rank1");
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	CHECK(mad_barrier_wait(fd, dir, -1, 0, 2, "n1", getuid(), NULL, 10, err, sizeof(err)) == 0);
+	CHECK(mad_monotonic() - start < 2.35 + 0.5);
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	RUN(names_per_step);
@@ -131,5 +181,7 @@ int main(void)
 	RUN(missing_from_a_listing);
 	RUN(describe_caps_a_long_list);
 	RUN(wait_passes_when_all_started_and_fails_naming_the_rest);
+	RUN(poll_delay_is_fast_for_30_s_then_one_a_second);
+	RUN(the_barrier_passes_soon_after_the_last_start);
 	return unit_done();
 }

@@ -95,17 +95,20 @@ void mad_barrier_describe(const unsigned char *present, long nranks, char *out, 
 }
 
 /* Whether the entry NAME of the folder DIRFD, a record of STEP, is this
- * run's (run.h); any other entry is left to mad_barrier_missing.  A file
- * that cannot be read now (renamed over as it was opened, a passing NFS
- * error) is not there yet; WHY gets why one was passed over. */
+ * run's (run.h); any other entry is left to mad_barrier_missing.  A rank
+ * KNOWN from the last look is not read again: only this run writes its
+ * files from then on, so a poll reads only the files of ranks new to it.
+ * A file that cannot be read now (renamed over as it was opened, a passing
+ * NFS error) is not there yet; WHY gets why one was passed over. */
 static int this_runs(int dirfd, const char *name, long step, long nranks, uid_t uid,
-		     const struct mad_run *run, char *why, size_t wsize)
+		     const struct mad_run *run, const unsigned char *known, char *why, size_t wsize)
 {
 	long rank, written = -1;
 	char reason[200];
 	int rc;
 
-	if (!run || run->not_before < 0 || (rank = mad_barrier_rank_of(name, step, nranks)) < 0)
+	if (!run || run->not_before < 0 || (rank = mad_barrier_rank_of(name, step, nranks)) < 0 ||
+	    known[rank])
 		return 1;
 	rc = mad_run_file_time(dirfd, name, uid, &written);
 	if (rc < 0)
@@ -121,7 +124,7 @@ static int this_runs(int dirfd, const char *name, long step, long nranks, uid_t 
  * with errno.  Listed through a descriptor of its own (mad_dir_reopen): a
  * listing from the start, which on NFS sees what the other ranks wrote. */
 static int list_dir(int dirfd, long step, long nranks, uid_t uid, const struct mad_run *run,
-		    char ***names, size_t *n, char *why, size_t wsize)
+		    const unsigned char *known, char ***names, size_t *n, char *why, size_t wsize)
 {
 	int fd = mad_dir_reopen(dirfd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -142,7 +145,7 @@ static int list_dir(int dirfd, long step, long nranks, uid_t uid, const struct m
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "started", 7) != 0)
 			continue;
-		ours = this_runs(dirfd, e->d_name, step, nranks, uid, run, why, wsize);
+		ours = this_runs(dirfd, e->d_name, step, nranks, uid, run, known, why, wsize);
 		if (!ours)
 			continue;
 		if (*n == cap) {
@@ -198,14 +201,14 @@ int mad_barrier_wait(int dirfd, const char *job_dir, long step, long rank, long 
 		return mad_error(err, size, "barrier: host name too long");
 	if (mad_write_file_at(dirfd, job_dir, name, content, (size_t)len, 0, who, sizeof(who)))
 		return mad_error(err, size, "barrier: rank %ld: %s", rank, who);
-	present = malloc((size_t)nranks);
+	present = calloc((size_t)nranks, 1);
 	if (!present)
 		return mad_error(err, size, "barrier: out of memory for %ld ranks", nranks);
 	for (;;) {
 		char **names;
 		size_t n;
 
-		if (list_dir(dirfd, step, nranks, uid, run, &names, &n, why, sizeof(why))) {
+		if (list_dir(dirfd, step, nranks, uid, run, present, &names, &n, why, sizeof(why))) {
 			rc = errno;
 			free(present);
 			return mad_error(err, size, "barrier: cannot read '%s': %s", job_dir,

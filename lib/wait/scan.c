@@ -690,7 +690,13 @@ int mad_wait_scan(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, double
 
 	while ((rc = next_attempt(j, cfg, now, err, size)) > 0)
 		;
-	return rc < 0 ? -1 : scan_dir(j, cfg, now, err, size);
+	if (rc < 0 || (rc = scan_dir(j, cfg, now, err, size)) < 0)
+		return -1;
+	/* the first read after an answer that showed the job waiting to run
+	 * says whether the markers counted from then on came after it */
+	if (j->empty_after_wait < 0)
+		j->empty_after_wait = j->ndone == 0 && j->nfailed == 0;
+	return rc;
 }
 
 void mad_wait_attempt_view(const struct mad_wait_job *j, long k, struct mad_wait_attempt *a)

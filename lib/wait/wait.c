@@ -22,8 +22,8 @@ static int running(const char *state)
 	return strcmp(state, "RUNNING") == 0 || strcmp(state, "COMPLETING") == 0;
 }
 
-void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
-		      const struct mad_wait_cfg *cfg, double start, double now)
+int mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
+		     const struct mad_wait_cfg *cfg, double start, double now)
 {
 	long bound = j->submitted >= 0 ? j->submitted : j->unbounded ? -1 : j->wait_start;
 	int again = 0;
@@ -56,6 +56,8 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		mad_wait_forget(j);
 	if (e->listing != MAD_LISTING_ABSENT)
 		j->witnessed = 1;
+	if (e->listing == MAD_LISTING_ACTIVE && waiting_to_run(e->state))
+		j->empty_after_wait = -1;
 	j->listing = e->listing;
 	if (e->listing != MAD_LISTING_ABSENT)
 		snprintf(j->state, sizeof(j->state), "%s", e->state);
@@ -100,12 +102,12 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		j->seen = 1;
 		j->gone_polls = 0;
 		j->gone_since = 0;
-		return;
+		return again;
 	}
 	/* Never listed: pending while the startup grace lasts (spur lists a
 	 * new job only after a minute or two). */
 	if (e->listing == MAD_LISTING_ABSENT && !j->seen && now - start < cfg->startup_grace)
-		return;
+		return again;
 	if (!j->gone_polls)
 		j->gone_since = now;
 	j->gone_polls++;
@@ -113,7 +115,9 @@ void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 	if (!j->witnessed && !j->unbounded && j->gone_polls >= cfg->gone_polls) {
 		j->unbounded = 1;
 		mad_wait_forget(j);
+		again = 1;
 	}
+	return again;
 }
 
 void mad_wait_missing(const struct mad_wait_job *j, char *buf, size_t size)
@@ -362,7 +366,7 @@ int mad_wait_decide(struct mad_wait_job *j, const struct mad_wait_cfg *cfg, doub
 		 * folder holds an earlier run's markers (spur re-runs a requeued
 		 * job there); a later attempt's folder is a run after the requeue */
 		if (!j->array && j->restart == 0 && j->listing == MAD_LISTING_ACTIVE &&
-		    waiting_to_run(j->state)) {
+		    waiting_to_run(j->state) && j->empty_after_wait != 1) {
 			/* a short job runs between two answers: squeue is asked
 			 * at once whether it ran, not an interval later */
 			j->held_success = 1;
@@ -588,7 +592,11 @@ void mad_wait_answered(struct mad_wait_timing *t, struct mad_wait_job *jobs, int
 				distrusted = j->id;
 			continue;
 		}
-		mad_wait_observe(j, &e[k++], cfg, t->start, now);
+		/* what it forgot is read again at once: the answer that shows
+		 * a job running for the first time (its start, %S) forgets what
+		 * was read before it, the success of a job that ran between two
+		 * answers among it, which would wait for the next scan */
+		rescan |= mad_wait_observe(j, &e[k++], cfg, t->start, now);
 		/* An answer that may end the job (it left the running states, or
 		 * a failed marker is now final) was given after the last scan: a
 		 * requeued attempt can start and end between two answers, and its

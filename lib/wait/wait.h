@@ -159,6 +159,12 @@ struct mad_wait_job {
 	enum mad_rerun rerun;
 	int held_success; /* every marker a success, held: squeue last showed it waiting to run */
 	int held_asked;   /* ... and squeue was asked since (at once, then as confirming) */
+	/* 1: the first read of the folder after squeue last showed the job
+	 * waiting to run found no marker, so every marker counted since was
+	 * written after that answer, by the run it was waiting for, and none
+	 * is held; 0: no such read (a marker was there, or squeue never showed
+	 * it waiting); -1: the next read says */
+	int empty_after_wait;
 	/* the attempts before this one, oldest first */
 	struct mad_wait_attempt *past;
 	long npast;
@@ -215,16 +221,17 @@ void mad_wait_forget(struct mad_wait_job *j);
  * than a controller restart. */
 #define MAD_WAIT_CLOCK_SLACK 2
 
-/* Takes one squeue answer for the job: its user and earliest submit time
- * (which make the folders be read again under them), and then:  START is when the wait began.
- * after a failed marker, the answer says whether the job is re-run:
+/* Takes one squeue answer for the job: its user, earliest submit time and
+ * the start of the run shown (which make the folders be read again under
+ * them: then 1, else 0; START is when the wait began), and then: after a
+ * failed marker, the answer says whether the job is re-run:
  * PENDING or REQUEUED* (and RUNNING once it was seen requeued, or seen
  * COMPLETING: a quick requeue's PENDING can fall between two answers) hold
  * the failure until the next attempt's folder appears; COMPLETING, which a
  * requeued job shows too before PENDING, is asked again; any other answer,
  * an array job, or a job no longer listed make it the verdict. */
-void mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
-		      const struct mad_wait_cfg *cfg, double start, double now);
+int mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
+		     const struct mad_wait_cfg *cfg, double start, double now);
 
 /* Applies the rules; returns (and stores) the verdict, MAD_WAIT_PENDING while
  * there is none.  With cfg->ready: rank 0's ready marker is MAD_WAIT_OK; a

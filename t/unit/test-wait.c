@@ -641,6 +641,78 @@ TEST(policy_a_success_held_while_pending_asks_squeue_at_once)
 	mad_wait_job_free(&j);
 }
 
+/* The answer that first shows the job running gives its start (%S), which
+ * forgets what was read before it: a success held while squeue showed the
+ * job pending is read again at once, not at the next period (a second
+ * later: bench/wait's jobs that ran between two answers). */
+TEST(policy_the_answer_that_shows_the_start_reads_the_folder_at_once)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_queue_entry e;
+	char err[512];
+
+	mkjob("325");
+	put("325/expected", "1\n");
+	put("325/done_rank0", "0\nhost=n1\ntime=5500\n");
+	job_init(&j, 325, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	e = run_of(325, "PENDING", -1);
+	mad_wait_answered(&t, &j, 1, &e, &cfg, T0, 0.5);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 3).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0 + 3);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 3).action == MAD_WAIT_ASK && j.held_success);
+	e = run_of(325, "RUNNING", 5400);
+	mad_wait_answered(&t, &j, 1, &e, &cfg, T0 + 3.05, 0.5);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 3.05).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0 + 3.06, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0 + 3.06);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 3.06).code == MAD_WAIT_OK);
+	mad_wait_job_free(&j);
+}
+
+/* squeue showed the job pending and the folder held no marker then: the
+ * markers that come later are the run it was waiting for, and decide at
+ * once, without waiting for a controller that may answer seconds late;
+ * markers already there then (an earlier run's, spur #629) are held. */
+TEST(policy_markers_that_came_after_a_pending_answer_decide_at_once)
+{
+	struct mad_wait_timing t;
+	struct mad_wait_job j;
+	struct mad_queue_entry e;
+	char err[512];
+
+	job_init(&j, 326, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	e = run_of(326, "PENDING", -1);
+	mad_wait_answered(&t, &j, 1, &e, &cfg, T0, 0.5);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0);
+	CHECK(j.empty_after_wait == 1 && next_at(&t, &j, 1, &cfg, T0).action == MAD_WAIT_SLEEP);
+	mkjob("326");
+	put("326/expected", "1\n");
+	put("326/done_rank0", "0\nhost=n1\ntime=5500\n");
+	mad_wait_woken(&t);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 3).action == MAD_WAIT_SCAN);
+	mad_wait_scan(&j, &cfg, T0 + 3, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0 + 3);
+	CHECK(mad_wait_next(&t, &j, 1, &cfg, T0 + 3).code == MAD_WAIT_OK && t.squeue_calls == 1);
+	mad_wait_job_free(&j);
+	/* shown pending again (requeued): its markers are held until asked */
+	job_init(&j, 326, run_dir);
+	mad_wait_timing_init(&t, &cfg, T0);
+	e = run_of(326, "RUNNING", 5400);
+	mad_wait_answered(&t, &j, 1, &e, &cfg, T0, 0.5);
+	e = run_of(326, "PENDING", -1);
+	mad_wait_answered(&t, &j, 1, &e, &cfg, T0 + 1, 0.5);
+	mad_wait_scan(&j, &cfg, T0 + 1, err, sizeof(err));
+	mad_wait_scanned(&t, &cfg, T0 + 1);
+	CHECK(j.empty_after_wait == 0 && mad_wait_next(&t, &j, 1, &cfg, T0 + 1).action == MAD_WAIT_ASK);
+	mad_wait_job_free(&j);
+}
+
 /* An answer for job J alone. */
 static void answer1(struct mad_wait_job *j, const struct mad_wait_cfg *c, const char *text, double now)
 {
@@ -1576,6 +1648,8 @@ int main(void)
 	RUN(rerun_a_start_squeue_cannot_tell_changes_nothing);
 	RUN(rerun_a_success_does_not_decide_while_the_job_waits_to_run);
 	RUN(policy_a_success_held_while_pending_asks_squeue_at_once);
+	RUN(policy_the_answer_that_shows_the_start_reads_the_folder_at_once);
+	RUN(policy_markers_that_came_after_a_pending_answer_decide_at_once);
 	RUN(step_tasks_name_the_failed_node_and_never_change_the_verdict);
 	RUN(lost_a_job_listed_running_past_its_limit_and_the_overtime);
 	RUN(lost_the_limits_deadline_is_asked_at_again_when_it_moves);

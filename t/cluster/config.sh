@@ -29,8 +29,18 @@
 # GPUs"): GresTypes=gpu, Gres=gpu:N, and a gres.conf (AutoDetect=off) naming character
 # devices made for the cluster ($MAD_CLUSTER_DIR/dev/gpu0..N-1, copies of /dev/null), so
 # SLURM binds them per task as on a GPU node (TaskPlugin=task/none: the node's indices).
-# 0 (the default): no GRES. Four tasks per node need MAD_CLUSTER_CPUS=4.
+# 0 (the default): no GRES. Four tasks per node need MAD_CLUSTER_CPUS=4. t/suite and
+# t/cluster/test give their clusters 4: a job that asks for none gets none, but an
+# --exclusive job is given every GPU of its nodes, as on a GPU cluster (sbatch(1),
+# --exclusive: "allocated all CPUs and GRES on all nodes").
 : "${MAD_CLUSTER_GPUS:=0}"
+# With GPUs, node K's are AMD's: its gres.conf line has Flags=amd_gpu_env, as an AMD site's
+# (AutoDetect=rsmi) has, so SLURM sets only ROCR_VISIBLE_DEVICES there, no
+# CUDA_VISIBLE_DEVICES (gres.conf(5), Flags; SLURM 24.11
+# src/plugins/gres/common/gres_common.c gres_common_gpu_set_env). The other nodes' lines
+# name no flag, so SLURM sets every list there (CUDA_, ROCR_VISIBLE_DEVICES,
+# GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK). Default: the last node; 0: none.
+: "${MAD_CLUSTER_AMD_NODE:=$MAD_CLUSTER_NODES}"
 # 1: the shared folder ($MAD_CLUSTER_DIR/shared, where the tests' run folders are) behaves
 # as NFS does at a site: its files are kept in $MAD_CLUSTER_DIR/nfs-server (the server), and
 # each node sees them through a client of its own, t/nfs/nfs-client (a model of a Linux NFS
@@ -82,6 +92,9 @@ fi
 
 [[ $MAD_CLUSTER_NFS == [01] ]] || { echo "MAD_CLUSTER_NFS must be 0 or 1 (got '$MAD_CLUSTER_NFS')" >&2; exit 2; }
 [[ $MAD_CLUSTER_PREEMPT == [01] ]] || { echo "MAD_CLUSTER_PREEMPT must be 0 or 1 (got '$MAD_CLUSTER_PREEMPT')" >&2; exit 2; }
+[[ $MAD_CLUSTER_GPUS =~ ^[0-9]{1,2}$ ]] || { echo "MAD_CLUSTER_GPUS must be a number of GPUs per node, 0..99 (got '$MAD_CLUSTER_GPUS')" >&2; exit 2; }
+[[ $MAD_CLUSTER_AMD_NODE =~ ^[0-9]{1,3}$ && $MAD_CLUSTER_AMD_NODE -le $MAD_CLUSTER_NODES ]] ||
+	{ echo "MAD_CLUSTER_AMD_NODE must be a node number 1..$MAD_CLUSTER_NODES, or 0 (got '$MAD_CLUSTER_AMD_NODE')" >&2; exit 2; }
 
 case $MAD_CLUSTER_NETNS in
 	auto) if [[ $(id -u) == 0 ]]; then MAD_CLUSTER_NETNS=1; else MAD_CLUSTER_NETNS=0; fi ;;
@@ -100,7 +113,7 @@ export MAD_CLUSTER_IPV6_ONLY MAD_CLUSTER_NFS MAD_CLUSTER_NFS_ARGS
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
 	MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
 	MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_USER2 MAD_CLUSTER_GROUP MAD_CLUSTER_MODE \
-	MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
+	MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT MAD_CLUSTER_GPUS MAD_CLUSTER_AMD_NODE
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -160,6 +173,7 @@ mad_settings() {
 	if [[ $MAD_CLUSTER_NFS == 1 ]]; then
 		printf 'export MAD_CLUSTER_NFS=1 MAD_CLUSTER_NFS_ARGS=%q\n' "$MAD_CLUSTER_NFS_ARGS"
 	fi
+	if ((MAD_CLUSTER_GPUS > 0)); then printf 'export MAD_CLUSTER_AMD_NODE=%q\n' "$MAD_CLUSTER_AMD_NODE"; fi
 	for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
 		MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
 		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_CLUSTER_USER2 \

@@ -53,10 +53,16 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 #define BATCH_STEP 0xfffffffbU /* SLURM_BATCH_SCRIPT; spank.h lacks it */
 #define MARKER_WAIT_MS 10000   /* a step's marker writers get this long in all */
 
+enum log_level { LEVEL_ERROR, LEVEL_WARNING, LEVEL_INFO };
+
 /* Logs "mad: MSG" with every '%' doubled: SLURM reads the argument as a
  * format, spur prints it verbatim, so no user byte can act as a format.
- * INFO: slurm_info (slurmd's log), else slurm_error (the job's stderr too). */
-__attribute__((format(printf, 2, 0))) static void log_message(int info, const char *fmt, va_list ap)
+ * LEVEL_INFO: slurm_info (slurmd's log); LEVEL_ERROR: slurm_error (the job's
+ * stderr too, after SLURM's "error: "); LEVEL_WARNING: slurm_spank_log, at
+ * error's level without its prefix (spank.h), so a warning reads
+ * "mad: warning: ..." on the task's stderr (spur logs it at info). */
+__attribute__((format(printf, 2, 0))) static void log_message(enum log_level level, const char *fmt,
+							      va_list ap)
 {
 	char msg[MAD_ERR_MAX], safe[2 * MAD_ERR_MAX + 8];
 	size_t i, o = 0;
@@ -75,8 +81,10 @@ __attribute__((format(printf, 2, 0))) static void log_message(int info, const ch
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-security"
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	if (info)
+	if (level == LEVEL_INFO)
 		slurm_info(safe);
+	else if (level == LEVEL_WARNING)
+		slurm_spank_log(safe);
 	else
 		slurm_error(safe);
 #pragma GCC diagnostic pop
@@ -87,7 +95,16 @@ __attribute__((format(printf, 1, 2))) static void log_error(const char *fmt, ...
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_message(0, fmt, ap);
+	log_message(LEVEL_ERROR, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2))) static void log_warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_message(LEVEL_WARNING, fmt, ap);
 	va_end(ap);
 }
 
@@ -96,7 +113,7 @@ __attribute__((format(printf, 1, 2))) static void log_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_message(1, fmt, ap);
+	log_message(LEVEL_INFO, fmt, ap);
 	va_end(ap);
 }
 
@@ -385,8 +402,10 @@ static int task_contract(spank_t sp, const struct mad_options *o, const struct m
 	 * stderr, or with --mad-gpu-bind=strict the task fails now, before
 	 * its first collective (design.md §7) */
 	if (mad_contract_device_mismatch(c, err, sizeof(err))) {
-		log_error("%s", err);
-		if (c->gpu_strict) {
+		if (!c->gpu_strict) {
+			log_warning("%s", err);
+		} else {
+			log_error("%s", err);
 			mark_failure(c, f, err);
 			return fail_task(sp, err);
 		}

@@ -14,6 +14,16 @@
 : "${MAD_CLUSTER_SUBNET:=10.213.47}"         # /24: bridge .1, node k is .(10+k)
 : "${MAD_CLUSTER_BRIDGE:=madbr47}"           # host-side veths are <bridge>v<k> (<= 15 chars)
 : "${MAD_CLUSTER_NS_PREFIX:=madns47-}"       # namespace of node nK is <prefix>nK
+# 2: a second network per node, as a site's management network beside its fabric: each
+# node's eth1 on a second bridge (<bridge>m, subnet MAD_CLUSTER_SUBNET2, node k .(10+k), the
+# bridge .1), the nodes' default route on it, its bridge ports isolated (a node reaches the
+# bridge's address there, never another node, as a firewall between management ports does),
+# and every hosts view naming node nK by its eth1 address, its eth0 (the fabric) as nK-fab.
+# SLURM keeps eth0 (NodeAddr). So a program that takes its own host name's address (gloo's
+# default device) or the default route's interface picks a network its peers cannot reach.
+# 1 (the default): eth0 only. Needs namespaces; not with MAD_CLUSTER_IPV6_ONLY.
+: "${MAD_CLUSTER_NETS:=1}"
+: "${MAD_CLUSTER_SUBNET2:=${MAD_CLUSTER_SUBNET%.*}.$(((${MAD_CLUSTER_SUBNET##*.} + 100) % 256))}"
 # A node number K: nK gets only an IPv6 address (no IPv4 on its eth0), every other node and
 # the bridge get one too (dual stack). Then SLURM (NodeAddr, SlurmctldHost) and every hosts
 # view use IPv6 addresses only: nK reaches no IPv4 address, and torch's gloo announces to its
@@ -29,8 +39,18 @@
 # GPUs"): GresTypes=gpu, Gres=gpu:N, and a gres.conf (AutoDetect=off) naming character
 # devices made for the cluster ($MAD_CLUSTER_DIR/dev/gpu0..N-1, copies of /dev/null), so
 # SLURM binds them per task as on a GPU node (TaskPlugin=task/none: the node's indices).
-# 0 (the default): no GRES. Four tasks per node need MAD_CLUSTER_CPUS=4.
+# 0 (the default): no GRES. Four tasks per node need MAD_CLUSTER_CPUS=4. t/suite and
+# t/cluster/test give their clusters 4: a job that asks for none gets none, but an
+# --exclusive job is given every GPU of its nodes, as on a GPU cluster (sbatch(1),
+# --exclusive: "allocated all CPUs and GRES on all nodes").
 : "${MAD_CLUSTER_GPUS:=0}"
+# With GPUs, node K's are AMD's: its gres.conf line has Flags=amd_gpu_env, as an AMD site's
+# (AutoDetect=rsmi) has, so SLURM sets only ROCR_VISIBLE_DEVICES there, no
+# CUDA_VISIBLE_DEVICES (gres.conf(5), Flags; SLURM 24.11
+# src/plugins/gres/common/gres_common.c gres_common_gpu_set_env). The other nodes' lines
+# name no flag, so SLURM sets every list there (CUDA_, ROCR_VISIBLE_DEVICES,
+# GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK). Default: the last node; 0: none.
+: "${MAD_CLUSTER_AMD_NODE:=$MAD_CLUSTER_NODES}"
 # 1: the shared folder ($MAD_CLUSTER_DIR/shared, where the tests' run folders are) behaves
 # as NFS does at a site: its files are kept in $MAD_CLUSTER_DIR/nfs-server (the server), and
 # each node sees them through a client of its own, t/nfs/nfs-client (a model of a Linux NFS
@@ -82,6 +102,9 @@ fi
 
 [[ $MAD_CLUSTER_NFS == [01] ]] || { echo "MAD_CLUSTER_NFS must be 0 or 1 (got '$MAD_CLUSTER_NFS')" >&2; exit 2; }
 [[ $MAD_CLUSTER_PREEMPT == [01] ]] || { echo "MAD_CLUSTER_PREEMPT must be 0 or 1 (got '$MAD_CLUSTER_PREEMPT')" >&2; exit 2; }
+[[ $MAD_CLUSTER_GPUS =~ ^[0-9]{1,2}$ ]] || { echo "MAD_CLUSTER_GPUS must be a number of GPUs per node, 0..99 (got '$MAD_CLUSTER_GPUS')" >&2; exit 2; }
+[[ $MAD_CLUSTER_AMD_NODE =~ ^[0-9]{1,3}$ && $MAD_CLUSTER_AMD_NODE -le $MAD_CLUSTER_NODES ]] ||
+	{ echo "MAD_CLUSTER_AMD_NODE must be a node number 1..$MAD_CLUSTER_NODES, or 0 (got '$MAD_CLUSTER_AMD_NODE')" >&2; exit 2; }
 
 case $MAD_CLUSTER_NETNS in
 	auto) if [[ $(id -u) == 0 ]]; then MAD_CLUSTER_NETNS=1; else MAD_CLUSTER_NETNS=0; fi ;;
@@ -95,12 +118,19 @@ if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then
 	[[ $MAD_CLUSTER_MODE == netns ]] ||
 		{ echo "MAD_CLUSTER_IPV6_ONLY needs network namespaces (root, MAD_CLUSTER_NETNS=1)" >&2; exit 2; }
 fi
-export MAD_CLUSTER_IPV6_ONLY MAD_CLUSTER_NFS MAD_CLUSTER_NFS_ARGS
+[[ $MAD_CLUSTER_NETS == [12] ]] || { echo "MAD_CLUSTER_NETS must be 1 or 2 (got '$MAD_CLUSTER_NETS')" >&2; exit 2; }
+if [[ $MAD_CLUSTER_NETS == 2 ]]; then
+	[[ $MAD_CLUSTER_MODE == netns && -z $MAD_CLUSTER_IPV6_ONLY ]] ||
+		{ echo "MAD_CLUSTER_NETS=2 needs network namespaces (root, MAD_CLUSTER_NETNS=1) and no MAD_CLUSTER_IPV6_ONLY" >&2; exit 2; }
+	[[ $MAD_CLUSTER_SUBNET2 != "$MAD_CLUSTER_SUBNET" ]] ||
+		{ echo "MAD_CLUSTER_SUBNET2 must differ from MAD_CLUSTER_SUBNET ($MAD_CLUSTER_SUBNET)" >&2; exit 2; }
+fi
+export MAD_CLUSTER_IPV6_ONLY MAD_CLUSTER_NFS MAD_CLUSTER_NFS_ARGS MAD_CLUSTER_NETS MAD_CLUSTER_SUBNET2
 
 export MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS MAD_CLUSTER_SUBNET \
 	MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT \
 	MAD_CLUSTER_START_TIMEOUT MAD_CLUSTER_USER MAD_CLUSTER_USER2 MAD_CLUSTER_GROUP MAD_CLUSTER_MODE \
-	MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT
+	MAD_SLURM_PREFIX MAD_CLUSTER_PREEMPT MAD_CLUSTER_GPUS MAD_CLUSTER_AMD_NODE
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 mad_conf=$MAD_CLUSTER_DIR/etc/slurm.conf
@@ -115,6 +145,7 @@ mad_log() { echo "mad-cluster: $*"; }
 # two clusters with distinct subnets never share one; node k is ::(10+k), the bridge ::1.
 mad_ipv6_prefix() { local third=${MAD_CLUSTER_SUBNET#*.}; echo "fd00:6d61:64:${third#*.}:"; }
 mad_node_addr4() { echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; }
+mad_node_addr_net2() { echo "$MAD_CLUSTER_SUBNET2.$((10 + $1))"; } # MAD_CLUSTER_NETS=2: eth1
 mad_node_addr6() { echo "$(mad_ipv6_prefix):$((10 + $1))"; }
 
 mad_node_addr() { # k -> address slurmd of node nK listens on
@@ -160,6 +191,8 @@ mad_settings() {
 	if [[ $MAD_CLUSTER_NFS == 1 ]]; then
 		printf 'export MAD_CLUSTER_NFS=1 MAD_CLUSTER_NFS_ARGS=%q\n' "$MAD_CLUSTER_NFS_ARGS"
 	fi
+	if ((MAD_CLUSTER_GPUS > 0)); then printf 'export MAD_CLUSTER_AMD_NODE=%q\n' "$MAD_CLUSTER_AMD_NODE"; fi
+	if [[ $MAD_CLUSTER_NETS == 2 ]]; then printf 'export MAD_CLUSTER_NETS=2 MAD_CLUSTER_SUBNET2=%q\n' "$MAD_CLUSTER_SUBNET2"; fi
 	for v in MAD_CLUSTER_DIR MAD_CLUSTER_NODES MAD_CLUSTER_CPUS MAD_CLUSTER_NETNS \
 		MAD_CLUSTER_MODE MAD_CLUSTER_SUBNET MAD_CLUSTER_BRIDGE MAD_CLUSTER_NS_PREFIX \
 		MAD_CLUSTER_CTLD_PORT MAD_CLUSTER_SLURMD_PORT MAD_CLUSTER_USER MAD_CLUSTER_USER2 \
@@ -281,7 +314,13 @@ mad_write_hosts_views() {
 			printf '%s\n' "$base"
 			for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
 				# nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
-				echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
+				if [[ $MAD_CLUSTER_NETS == 2 ]]; then
+					# the names on the management network, the fabric's with -fab
+					echo "$(mad_node_addr_net2 "$j") n$j n$j.spur.test $mad_hosts_marker"
+					echo "$(mad_node_addr "$j") n$j-fab $mad_hosts_marker"
+				else
+					echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
+				fi
 			done
 		} >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
 		chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"

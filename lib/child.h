@@ -12,8 +12,10 @@ struct mad_child_budget {
 	long left_us; /* what the waits of this process may still take, in all */
 };
 
-/* Waits for PID, polling from 100 us and doubling up to 25.6 ms (a writer
- * takes about a millisecond), for at most what BUDGET has left, which it
+/* Waits for PID, woken by its end (a pidfd: a writer takes about a
+ * millisecond, and slurmstepd's reaping loop waits for it, so a poll's
+ * granularity would be most of the wait), else polling from 100 us and
+ * doubling up to 25.6 ms, for at most what BUDGET has left, which it
  * spends.  Returns 0 with *STATUS once the child ended; 1 when the budget
  * ran out first (the child is killed, and reaped if it ends within 100 ms;
  * the budget is empty);

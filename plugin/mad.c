@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -468,35 +469,61 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
  * daemon for every job) the plugin writes no file. */
 static struct mad_child_budget marker_budget = { MARKER_WAIT_MS * 1000L };
 
-/* Writes the marker NAME (the batch script's, or a step task's) in the
- * attempt's job folder D as the job's user: a child drops every id (keeping
- * the user's groups, through which a run folder may be writable) before it
+/* Who writes a marker: the job's user, with the groups SLURM gave its
+ * tasks (looked up by slurmd already), through which a run folder may be
+ * writable.  GIDS is SPANK's own list, which lives as long as the step. */
+struct writer {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *gids;
+	int ngids;
+};
+
+static int writer_of(spank_t sp, struct writer *w)
+{
+	gid_t *gids = NULL;
+	int n = 0;
+
+	if (spank_get_item(sp, S_JOB_UID, &w->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &w->gid) != ESPANK_SUCCESS) {
+		log_error("cannot tell the job's user: no completion marker written");
+		return -1;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &n) != ESPANK_SUCCESS || n < 0 || !gids)
+		gids = NULL, n = 0;
+	w->gids = gids;
+	w->ngids = n;
+	return 0;
+}
+
+/* One marker to write: its name and the content formatted in slurmstepd
+ * (the child makes system calls only). */
+struct marker {
+	char name[64];
+	char content[1024];
+	size_t len;
+};
+
+/* Writes the N markers M in the attempt's job folder D as the job's user W,
+ * from one child: it drops every id (keeping the user's groups) before it
  * touches the user's folder, so a planted symlink never makes root write
- * through it.  The child makes system calls only. */
-static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const char *name,
-				 const char *content, size_t len, int flags, long job_id)
+ * through it, opens the folder once, and writes each marker in it.  JOB_ID
+ * >= 0 (the batch script's marker): a failure its task_init recorded stays. */
+static void write_markers_as_user(const struct mad_jobdir *d, const struct writer *w,
+				  const struct marker *m, int n, int flags, long job_id)
 {
 	static const char *const why[] = {
 		[125] = "dropping privileges failed",
 		[126] = "no job folder of this attempt can be opened",
 		[127] = "the file cannot be written",
 	};
-	uid_t uid;
-	gid_t gid, *gids = NULL;
-	int ngids = 0, status = 0, rc;
+	int status = 0, rc;
 	pid_t pid;
 
-	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
-		log_error("cannot tell the job's user: no completion marker written");
-		return;
-	}
-	/* the groups SLURM gave the job's tasks, looked up by slurmd already */
-	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) != ESPANK_SUCCESS || ngids < 0)
-		gids = NULL, ngids = 0;
 	if (marker_budget.left_us <= 0) {
-		log_error("the marker '%s/%s' is not written: the shared folder did not answer within %d s for this step's earlier markers",
-			  d->base, name, MARKER_WAIT_MS / 1000);
+		log_error("the marker '%s/%s'%s is not written: the shared folder did not answer within %d s for this step's earlier markers",
+			  d->base, m[0].name, n > 1 ? " and others of this node" : "",
+			  MARKER_WAIT_MS / 1000);
 		return;
 	}
 	pid = fork();
@@ -506,33 +533,87 @@ static void write_marker_as_user(spank_t sp, const struct mad_jobdir *d, const c
 	}
 	if (pid == 0) {
 		char dir[MAD_JOBDIR_PATH];
-		int fd;
+		int fd, i, code = 0;
 
-		if ((ngids ? setgroups((size_t)ngids, gids) : setgroups(1, &gid)) ||
-		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
-		    geteuid() != uid)
+		if ((w->ngids ? setgroups((size_t)w->ngids, w->gids) : setgroups(1, &w->gid)) ||
+		    setresgid(w->gid, w->gid, w->gid) || setresuid(w->uid, w->uid, w->uid) ||
+		    getuid() != w->uid || geteuid() != w->uid)
 			_exit(125);
-		/* opened as the user; the marker is read and written in it alone */
+		/* opened as the user; the markers are read and written in it alone */
 		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), &fd, NULL, 0, NULL, 0))
 			_exit(126);
-		/* task_init recorded why the task could not start: that stays */
-		if (job_id >= 0 && mad_marker_failure_recorded(fd, name, job_id, (long)getppid()))
-			_exit(0);
-		_exit(mad_write_file_at(fd, dir, name, content, len, flags, NULL, 0) ? 127 : 0);
+		for (i = 0; i < n; i++) {
+			/* task_init recorded why the task could not start: that stays */
+			if (job_id >= 0 &&
+			    mad_marker_failure_recorded(fd, m[i].name, job_id, (long)getppid()))
+				continue;
+			if (mad_write_file_at(fd, dir, m[i].name, m[i].content, m[i].len, flags,
+					      NULL, 0))
+				code = 127; /* the others still go */
+		}
+		_exit(code);
 	}
 	rc = mad_child_reap(pid, &marker_budget, &status);
 	if (rc == 1)
-		log_error("the completion marker '%s/%s' was not written within %d s (the shared folder hangs?)",
-			  d->base, name, MARKER_WAIT_MS / 1000);
+		log_error("the completion marker '%s/%s'%s was not written within %d s (the shared folder hangs?)",
+			  d->base, m[0].name, n > 1 ? " and others of this node" : "",
+			  MARKER_WAIT_MS / 1000);
 	else if (rc < 0)
 		log_error("cannot tell whether the completion marker '%s/%s' was written: %s",
-			  d->base, name, strerror(errno));
+			  d->base, m[0].name, strerror(errno));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		log_error("could not write the completion marker '%s/%s' as uid %u: %s", d->base,
-			  name, (unsigned)uid,
+		log_error("could not write the completion marker '%s/%s'%s as uid %u: %s", d->base,
+			  m[0].name, n > 1 ? " or another of this node" : "", (unsigned)w->uid,
 			  WIFEXITED(status) && WEXITSTATUS(status) >= 125 && WEXITSTATUS(status) <= 127 ?
 				  why[WEXITSTATUS(status)] :
 				  "the writer was killed");
+}
+
+/* The step markers of this slurmstepd's tasks that exited 0, held until
+ * the node's last task has ended, then written by one child for them all
+ * (design.md §10): one fork, one walk of the run folder's path per node
+ * and step, not per task.  A task that fails is written at once, so its
+ * failure is named without waiting for its siblings.  Per slurmstepd, as
+ * marker_budget; slurm_spank_exit writes what is still held. */
+static struct {
+	struct marker *m;
+	int n, cap;
+	long exits;          /* task_exit calls of this step on this node */
+	struct mad_jobdir d; /* the same attempt for every task of a step */
+	struct writer w;
+} held;
+
+static void write_held(void)
+{
+	if (!held.m)
+		return; /* nothing held: nothing written (spurd's threads come here) */
+	if (held.n > 0)
+		write_markers_as_user(&held.d, &held.w, held.m, held.n, MAD_WRITE_NOSYNC, -1);
+	free(held.m);
+	held.m = NULL;
+	held.n = held.cap = 0;
+}
+
+/* Holds marker M of a task that exited 0 for its node's last task; 0, or
+ * -1 when it cannot be held (it is then written at once). */
+static int hold(const struct marker *m, const struct mad_jobdir *d, const struct writer *w)
+{
+	if (held.n == held.cap) {
+		int cap = held.cap ? 2 * held.cap : 8;
+		struct marker *grown =
+			held.cap <= (1 << 20) ? realloc(held.m, (size_t)cap * sizeof(*m)) : NULL;
+
+		if (!grown)
+			return -1;
+		held.m = grown;
+		held.cap = cap;
+	}
+	if (held.n == 0) {
+		memcpy(&held.d, d, sizeof(*d));
+		held.w = *w;
+	}
+	held.m[held.n++] = *m;
+	return 0;
 }
 
 /* A task ended: the batch script leaves its completion marker, and in
@@ -546,9 +627,11 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct mad_facts f;
 	struct mad_contract c;
 	struct mad_jobdir d;
-	char err[MAD_ERR_MAX], nodelist[65536], content[1024], name[64];
-	int wstatus, status;
-	size_t len;
+	struct marker m;
+	struct writer w;
+	char err[MAD_ERR_MAX], nodelist[65536];
+	int wstatus, status, last;
+	uint32_t here = 0;
 
 	if (job_options(sp, ac, av, &o, err, sizeof(err)) <= 0)
 		return 0;
@@ -568,15 +651,35 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		 WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) :
 					1;
 	if (f.batch_step)
-		mad_marker_name(name, sizeof(name), c.rank);
+		mad_marker_name(m.name, sizeof(m.name), c.rank);
 	else
-		mad_step_marker_name(name, sizeof(name), c.step_id, c.task_rank);
-	len = mad_marker_format(content, sizeof(content), status,
-				f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL, -1);
+		mad_step_marker_name(m.name, sizeof(m.name), c.step_id, c.task_rank);
+	m.len = mad_marker_format(m.content, sizeof(m.content), status,
+				  f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL, -1);
+	if (!m.len || mad_contract_jobdir(&c, &d, err, sizeof(err)) || writer_of(sp, &w))
+		return 0;
+	if (f.batch_step) {
+		write_markers_as_user(&d, &w, &m, 1, 0, c.collect_job_id);
+		return 0;
+	}
 	/* A step task's marker only names a failure (the batch marker decides):
-	 * not worth an fsync per task in slurmstepd's reaping loop. */
-	if (len && mad_contract_jobdir(&c, &d, err, sizeof(err)) == 0)
-		write_marker_as_user(sp, &d, name, content, len, f.batch_step ? 0 : MAD_WRITE_NOSYNC,
-				     f.batch_step ? c.collect_job_id : -1);
+	 * not worth an fsync per task in slurmstepd's reaping loop, nor a child
+	 * per task where one serves the node. */
+	last = spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &here) != ESPANK_SUCCESS ||
+	       ++held.exits >= (long)here;
+	if ((status != 0 && !last) || hold(&m, &d, &w))
+		write_markers_as_user(&d, &w, &m, 1, MAD_WRITE_NOSYNC, -1);
+	if (last)
+		write_held();
+	return 0;
+}
+
+/* The step ends on this node: markers still held (a task that never
+ * reached task_exit) are written now.  Nothing else: without held markers
+ * (every other host and context) it returns at once. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp, (void)ac, (void)av;
+	write_held();
 	return 0;
 }

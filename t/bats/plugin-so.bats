@@ -10,7 +10,7 @@ setup() {
 }
 
 @test "exports only plugin_* and slurm_spank_* symbols" {
-	expected=$'plugin_name\nplugin_type\nplugin_version\nslurm_spank_init'
+	expected=$'plugin_name\nplugin_type\nplugin_version\nslurm_spank_exit\nslurm_spank_init'
 	# SLURM 25.05+ declares slurm_spank_init_failure_mode in spank.h (configure
 	# finds ESPANK_JOB_FAILURE there): mad.so defines it on those releases.
 	if grep -qx '#define HAVE_DECL_ESPANK_JOB_FAILURE 1' "$MAD_BUILDDIR/config.h"; then

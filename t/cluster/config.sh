@@ -11,7 +11,10 @@
 : "${MAD_CLUSTER_NODES:=4}"                  # nodes are n1..nN
 : "${MAD_CLUSTER_CPUS:=2}"                   # CPUs= of each node (--exclusive takes all)
 : "${MAD_CLUSTER_NETNS:=auto}"               # auto: namespaces when root; 0: loopback; 1: namespaces
-: "${MAD_CLUSTER_SUBNET:=10.213.47}"         # /24: bridge .1, node k is .(10+k)
+# Three octets: a /24, the bridge .1, node k .(10+k), up to 244 nodes. Two octets (10.252):
+# a /16, the bridge .0.1, node k the address 10 + k above the subnet's (.0.11, ...,
+# .1.10 for node 256), up to 1024 nodes.
+: "${MAD_CLUSTER_SUBNET:=10.213.47}"
 : "${MAD_CLUSTER_BRIDGE:=madbr47}"           # host-side veths are <bridge>v<k> (<= 15 chars)
 : "${MAD_CLUSTER_NS_PREFIX:=madns47-}"       # namespace of node nK is <prefix>nK
 # 2: a second network per node, as a site's management network beside its fabric: each
@@ -64,7 +67,9 @@
 : "${MAD_CLUSTER_NFS_ARGS:=}"
 : "${MAD_CLUSTER_CTLD_PORT:=16817}"
 : "${MAD_CLUSTER_SLURMD_PORT:=16821}"        # node k listens on this + k - 1
-: "${MAD_CLUSTER_START_TIMEOUT:=60}"         # seconds start waits for all nodes to be idle
+# seconds start waits for all nodes to be idle once every slurmd runs (a node a second each
+# 4 nodes beyond the first 240: a loaded 2-core host registers about that many)
+: "${MAD_CLUSTER_START_TIMEOUT:=$((MAD_CLUSTER_NODES > 240 ? 60 + (MAD_CLUSTER_NODES - 240) / 4 : 60))}"
 : "${MAD_SLURM_PREFIX:=}"                    # a SLURM built by t/slurm/build; empty: Debian's
 
 # The cluster runs one SLURM release everywhere: its daemons here, and its clients in every
@@ -144,7 +149,11 @@ mad_log() { echo "mad-cluster: $*"; }
 # IPv6 mode: a ULA prefix derived from the subnet ("mad" in hex, then its third octet), so
 # two clusters with distinct subnets never share one; node k is ::(10+k), the bridge ::1.
 mad_ipv6_prefix() { local third=${MAD_CLUSTER_SUBNET#*.}; echo "fd00:6d61:64:${third#*.}:"; }
-mad_node_addr4() { echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; }
+mad_subnet_bits() { if [[ $MAD_CLUSTER_SUBNET == *.*.* ]]; then echo 24; else echo 16; fi; }
+mad_node_addr4() {
+	if [[ $(mad_subnet_bits) == 24 ]]; then echo "$MAD_CLUSTER_SUBNET.$((10 + $1))"; return; fi
+	echo "$MAD_CLUSTER_SUBNET.$(((10 + $1) / 256)).$(((10 + $1) % 256))"
+}
 mad_node_addr_net2() { echo "$MAD_CLUSTER_SUBNET2.$((10 + $1))"; } # MAD_CLUSTER_NETS=2: eth1
 mad_node_addr6() { echo "$(mad_ipv6_prefix):$((10 + $1))"; }
 
@@ -152,9 +161,10 @@ mad_node_addr() { # k -> address slurmd of node nK listens on
 	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then mad_node_addr6 "$1"; return; fi
 	if [[ $MAD_CLUSTER_MODE == netns ]]; then mad_node_addr4 "$1"; else echo 127.0.0.1; fi
 }
+mad_bridge_addr4() { if [[ $(mad_subnet_bits) == 24 ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo "$MAD_CLUSTER_SUBNET.0.1"; fi; }
 mad_ctld_addr() {
 	if [[ -n $MAD_CLUSTER_IPV6_ONLY ]]; then echo "$(mad_ipv6_prefix):1"; return; fi
-	if [[ $MAD_CLUSTER_MODE == netns ]]; then echo "$MAD_CLUSTER_SUBNET.1"; else echo 127.0.0.1; fi
+	if [[ $MAD_CLUSTER_MODE == netns ]]; then mad_bridge_addr4; else echo 127.0.0.1; fi
 }
 
 # Is PID a live process named NAME that belongs to this cluster? Every daemon is started
@@ -307,22 +317,21 @@ mad_start_slurmd() {
 # Writes the hosts view of every node: the machine's /etc/hosts without lines of ours (an
 # older harness wrote them there), then the cluster's names.
 mad_write_hosts_views() {
-	local k j base
+	local k base names=
 	base=$(awk -v m=" $mad_hosts_marker" 'substr($0, length($0) - length(m) + 1) != m' /etc/hosts)
+	# the cluster's lines once: N views of N lines each, without a subshell per line
 	for ((k = 1; k <= MAD_CLUSTER_NODES; k++)); do
-		{
-			printf '%s\n' "$base"
-			for ((j = 1; j <= MAD_CLUSTER_NODES; j++)); do
-				# nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
-				if [[ $MAD_CLUSTER_NETS == 2 ]]; then
-					# the names on the management network, the fabric's with -fab
-					echo "$(mad_node_addr_net2 "$j") n$j n$j.spur.test $mad_hosts_marker"
-					echo "$(mad_node_addr "$j") n$j-fab $mad_hosts_marker"
-				else
-					echo "$(mad_node_addr "$j") n$j n$j.spur.test $mad_hosts_marker"
-				fi
-			done
-		} >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
+		# nK.spur.test: the FQDN-style name spur's emulation gives as MASTER_ADDR
+		if [[ $MAD_CLUSTER_NETS == 2 ]]; then
+			# the names on the management network, the fabric's with -fab
+			names+="$(mad_node_addr_net2 "$k") n$k n$k.spur.test $mad_hosts_marker"$'\n'
+			names+="$(mad_node_addr "$k") n$k-fab $mad_hosts_marker"$'\n'
+		else
+			names+="$(mad_node_addr "$k") n$k n$k.spur.test $mad_hosts_marker"$'\n'
+		fi
+	done
+	for ((k = 1; k <= MAD_CLUSTER_NODES; k++)); do
+		printf '%s\n%s' "$base" "$names" >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
 		chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"
 	done
 }

@@ -15,12 +15,12 @@
 #include <stdint.h>
 #include <time.h>
 
-#define MAD_TIMED_HOOKS(X)                                                                        \
-	X(init, slurm_spank_init)                                                                  \
-	X(init_post_opt, slurm_spank_init_post_opt)                                                \
-	X(user_init, slurm_spank_user_init)                                                        \
-	X(task_init, slurm_spank_task_init)                                                        \
-	X(task_exit, slurm_spank_task_exit)                                                        \
+#define MAD_TIMED_HOOKS(X)                          \
+	X(init, slurm_spank_init)                   \
+	X(init_post_opt, slurm_spank_init_post_opt) \
+	X(user_init, slurm_spank_user_init)         \
+	X(task_init, slurm_spank_task_init)         \
+	X(task_exit, slurm_spank_task_exit)         \
 	X(exit, slurm_spank_exit)
 
 /* mad.c's hooks become mad_timed_<name>, weak where mad.c lacks them */
@@ -45,8 +45,7 @@ static long us_between(const struct timespec *a, const struct timespec *b)
 	return (b->tv_sec - a->tv_sec) * 1000000L + (b->tv_nsec - a->tv_nsec) / 1000L;
 }
 
-static int timed(int (*hook)(spank_t, int, char **), const char *name, spank_t sp, int ac,
-		 char **av)
+static int timed(int (*hook)(spank_t, int, char **), const char *name, spank_t sp, int ac, char **av)
 {
 	struct timespec w0, w1, c0, c1;
 	uint32_t step = 0, node = 0, task = 0;
@@ -71,10 +70,10 @@ static int timed(int (*hook)(spank_t, int, char **), const char *name, spank_t s
 	return rc;
 }
 
-#define WRAP(name, hook)                                                                           \
-	int hook(spank_t sp, int ac, char **av);                                                   \
-	int hook(spank_t sp, int ac, char **av)                                                    \
-	{                                                                                          \
-		return timed(mad_timed_##name, #name, sp, ac, av);                                 \
+#define WRAP(name, hook)                                           \
+	int hook(spank_t sp, int ac, char **av);                   \
+	int hook(spank_t sp, int ac, char **av)                    \
+	{                                                          \
+		return timed(mad_timed_##name, #name, sp, ac, av); \
 	}
 MAD_TIMED_HOOKS(WRAP)

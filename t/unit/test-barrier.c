@@ -87,18 +87,22 @@ static void touch(const char *dir, const char *name)
 		close(fd);
 }
 
+/* A folder of its own for a test: DIR (a mkdtemp template), opened. */
+static int scratch(char *dir)
+{
+	return mkdtemp(dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
 TEST(wait_passes_when_all_started_and_fails_naming_the_rest)
 {
 	char dir[] = "/tmp/test-barrier.XXXXXX", err[1024], cmd[600];
 	double start;
 	int fd;
 
-	if (!mkdtemp(dir)) {
-		CHECK(0);
-		return;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = scratch(dir);
 	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
 	touch(dir, "started_rank0");
 	touch(dir, "started_rank2");
 	/* rank 1 is the last to arrive: nothing to wait for */
@@ -152,12 +156,10 @@ TEST(the_barrier_passes_soon_after_the_last_start)
 	pid_t pid;
 	int fd;
 
-	if (!mkdtemp(dir)) {
-		CHECK(0);
-		return;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = scratch(dir);
 	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
 	start = mad_monotonic();
 	pid = fork();
 	if (pid == 0) {

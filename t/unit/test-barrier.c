@@ -148,7 +148,8 @@ TEST(poll_delay_is_fast_for_30_s_then_one_a_second)
 /* A rank that has waited a few seconds passes within a poll of the last
  * start (design.md §5: within 1 s), not a second later: the last file
  * comes 2.35 s in, when a 1 s backoff (the rule before) looks next at
- * about 3.27 s. */
+ * about 3.27 s; the bound, 0.7 s, leaves a loaded machine 0.5 s over the
+ * 0.2 s poll. */
 TEST(the_barrier_passes_soon_after_the_last_start)
 {
 	char dir[] = "/tmp/test-barrier.XXXXXX", err[1024], cmd[600];
@@ -169,7 +170,7 @@ TEST(the_barrier_passes_soon_after_the_last_start)
 	}
 	CHECK(pid > 0);
 	CHECK(mad_barrier_wait(fd, dir, -1, 0, 2, "n1", getuid(), NULL, 10, err, sizeof(err)) == 0);
-	CHECK(mad_monotonic() - start < 2.35 + 0.5);
+	CHECK(mad_monotonic() - start < 2.35 + 0.7);
 	CHECK(waitpid(pid, NULL, 0) == pid);
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -234,8 +234,24 @@ static void choose_device(const struct mad_options *o, const struct mad_facts *f
 	}
 	c->device = mad_local_device(c->visible, f->visible_gpus >= 0 ? f->gres_gpus : -1,
 				     c->local_rank, c->local_world_size, &how);
-	if (c->device < 0)
+	if (c->device < 0) {
+		snprintf(c->device_from, sizeof(c->device_from), "unset (this task sees no GPU)");
 		return;
+	}
+	/* An agent's task (torchrun, deepspeed: one task starting the node's
+	 * processes, each with its own LOCAL_RANK) hands its environment to
+	 * all of them; one device there would put every worker on it.  It is
+	 * an agent's when the node's processes outnumber its tasks and it
+	 * sees a GPU for each of its share; a task SLURM bound to fewer keeps
+	 * its device, and its warning. */
+	if (c->nproc > c->local_world_size && c->visible * c->local_world_size >= c->nproc) {
+		snprintf(c->device_from, sizeof(c->device_from),
+			 "unset (an agent's task: MAD_NPROC_PER_NODE=%ld processes on %ld task%s a node, %s; each takes its LOCAL_RANK)",
+			 c->nproc, c->local_world_size, c->local_world_size == 1 ? "" : "s",
+			 c->visible_desc);
+		c->device = -1;
+		return;
+	}
 	if (f->gres_gpus >= 0)
 		snprintf(step, sizeof(step), ", SLURM_GPUS_ON_NODE=%ld", f->gres_gpus);
 	snprintf(c->device_from, sizeof(c->device_from), "computed (%s; %s%s, LOCAL_RANK=%ld)", how,
@@ -301,9 +317,9 @@ int mad_contract_ids(const struct mad_options *o, const struct mad_facts *f, str
 	snprintf(c->nccl_ifnames, sizeof(c->nccl_ifnames), "%s", f->nccl_ifnames);
 	c->gpus = f->gpus;
 	c->gpus_from = f->gpus_from;
-	choose_device(o, f, c);
 	if (choose_nproc(o, f, c, err, size))
 		return -1;
+	choose_device(o, f, c);
 	c->restart = f->restart_count > 0 ? f->restart_count : 0;
 	c->uid = f->uid >= 0 ? (uid_t)f->uid : getuid();
 	snprintf(c->cluster, sizeof(c->cluster), "%s", f->cluster);
@@ -654,17 +670,17 @@ int mad_contract_export(const struct mad_options *o, const struct mad_contract *
 	 * them, and a parent job's (inherited by a nested job) must not. */
 	rc |= set(ctx, "MAD_MASTER_PORT", o->value[MAD_OPT_MASTER_PORT],
 		  option_source(o, MAD_OPT_MASTER_PORT));
-	if (c->gpus >= 0)
-		rc |= set(ctx, "MAD_GPUS_PER_NODE", num[8], c->gpus_from);
+	/* facts: where unknown here, unset, so no job or srun step keeps the
+	 * value a parent job or its batch step computed on another node */
+	rc |= set(ctx, "MAD_GPUS_PER_NODE", c->gpus >= 0 ? num[8] : NULL,
+		  c->gpus >= 0 ? c->gpus_from : "unset (no GPU found on this node)");
 	rc |= set(ctx, "MAD_NPROC_PER_NODE", num[9], c->nproc_from);
-	/* facts: where unknown here, unset, so no srun step keeps the value
-	 * its batch step computed on another node */
 	snprintf(num[10], sizeof(num[10]), "%ld", c->device);
 	if (c->device >= 0 && c->process_level)
 		rc |= set(ctx, "MAD_LOCAL_DEVICE", num[10], c->device_from);
 	else
 		rc |= set(ctx, "MAD_LOCAL_DEVICE", NULL,
-			  !c->process_level ? task_from : "unset (this task sees no GPU)");
+			  !c->process_level ? task_from : c->device_from);
 	if (*c->ifname)
 		rc |= set(ctx, "MAD_IFNAME", c->ifname, c->ifname_from);
 	else

@@ -53,7 +53,7 @@ struct mad_facts {
 	long gres_gpus;         /* SLURM_GPUS_ON_NODE, -1 unset */
 	long visible_gpus;      /* mad_gpus_visible(), -1 no list */
 	const char *visible_var;
-	char visible_list[128];
+	char visible_list[1024]; /* a list of GPU UUIDs is 41 bytes an entry */
 	/* NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME set by the user or the site
 	 * (a value equal to the MAD_IFNAME of the mad job it came from is
 	 * mad's own, design.md §5) */
@@ -100,7 +100,7 @@ struct mad_contract {
 	long gpus;              /* -1 unknown */
 	const char *gpus_from;
 	long device; /* MAD_LOCAL_DEVICE, -1 unset (design.md §7) */
-	char device_from[320];
+	char device_from[384];
 	long visible;           /* the devices this task sees, -1 unknown */
 	char visible_desc[192]; /* "CUDA_VISIBLE_DEVICES=1" */
 	int gpu_strict;         /* --mad-gpu-bind=strict */

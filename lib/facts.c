@@ -100,6 +100,22 @@ static long env_tasks_on_node(mad_getenv_fn getenv_fn, void *ctx, const char *na
 	return mad_tasks_on_node(buf, index);
 }
 
+/* A spur step's tasks on this node.  spur names no per-node count for a
+ * step: its multi-task wrapper keeps it in an unexported shell variable
+ * (crates/spur-core/src/task_launch.rs@4cc3da8 build_multi_task_wrapper,
+ * _TASKS_ON_NODE), and SPUR_TASKS_PER_NODE is the batch script's, which
+ * its steps inherit (spurd agent_server.rs launch_job).  The controller
+ * plans a step's tasks by block (crates/spur-core/src/step.rs
+ * distribute_tasks: N tasks over M nodes, N/M each and one more on the
+ * first N%M), so the count follows from the step's tasks and nodes; the
+ * inherited count only where those are unknown. */
+static long spur_step_tasks_here(const struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx, long here)
+{
+	if (f->ntasks > 0 && f->nnodes > 0 && here >= 0 && here < f->nnodes)
+		return f->ntasks / f->nnodes + (here < f->ntasks % f->nnodes);
+	return env_long(getenv_fn, ctx, "SPUR_TASKS_PER_NODE");
+}
+
 void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx, char *nodelist,
 			size_t size)
 {
@@ -138,9 +154,8 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 			f->ntasks = env_long(getenv_fn, ctx, "SLURM_NTASKS");
 		f->local_id = env_long_or_spur(getenv_fn, ctx, "SLURM_LOCALID", "SPUR_LOCALID");
 		f->local_ntasks = env_tasks_on_node(getenv_fn, ctx, "SLURM_STEP_TASKS_PER_NODE", here);
-		if (f->local_ntasks == MAD_NONE)
-			/* one count for every node (agent_server.rs launch_job) */
-			f->local_ntasks = env_long(getenv_fn, ctx, "SPUR_TASKS_PER_NODE");
+		if (f->local_ntasks == MAD_NONE && f->has_spur_job_id)
+			f->local_ntasks = spur_step_tasks_here(f, getenv_fn, ctx, here);
 		if (getenv_fn(ctx, "SLURM_STEP_RESV_PORTS", buf, sizeof(buf)) == 1)
 			f->resv_port = mad_resv_ports_first(buf);
 		f->node_tasks = f->local_ntasks;
@@ -161,9 +176,7 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 	/* a task's own devices, after SLURM's per-task binding: slurmstepd's
 	 * exec_task (src/slurmd/slurmstepd/task.c) calls gres_g_task_set_env
 	 * before spank_user_task, so SPANK's task_init reads them too */
-	f->gres_gpus = env_long(getenv_fn, ctx, "SLURM_GPUS_ON_NODE");
-	if (f->gres_gpus == MAD_NONE)
-		f->gres_gpus = -1;
+	f->gres_gpus = mad_gpus_of_step(getenv_fn, ctx, &(const char *){ NULL });
 	f->visible_gpus = mad_gpus_visible(getenv_fn, ctx, f->visible_list, sizeof(f->visible_list),
 					   &f->visible_var);
 	if ((f->batch_step || getenv_fn(ctx, "SLURM_STEP_NODELIST", nodelist, size) != 1) &&

@@ -139,17 +139,32 @@ long mad_local_device(long visible, long step_gpus, long local_rank, long local_
 	return local_rank % visible;
 }
 
-long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root, const char **from)
+long mad_gpus_of_step(mad_getenv_fn getenv_fn, void *ctx, const char **from)
 {
 	char buf[1024];
 	long n;
-	size_t i;
 
 	if (getenv_fn(ctx, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) == 1 &&
 	    !mad_decimal(buf, 0, LONG_MAX, &n)) {
 		*from = "SLURM (SLURM_GPUS_ON_NODE)";
 		return n;
 	}
+	if (getenv_fn(ctx, "SPUR_JOB_GPUS", buf, sizeof(buf)) == 1 && (n = list_count(buf)) >= 0) {
+		*from = "spur (SPUR_JOB_GPUS)";
+		return n;
+	}
+	*from = NULL;
+	return -1;
+}
+
+long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root, const char **from)
+{
+	char buf[1024];
+	long n;
+	size_t i;
+
+	if ((n = mad_gpus_of_step(getenv_fn, ctx, from)) >= 0)
+		return n;
 	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++)
 		if (getenv_fn(ctx, lists[i].var, buf, sizeof(buf)) == 1 && (n = list_count(buf)) >= 0) {
 			*from = lists[i].from;

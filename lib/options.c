@@ -412,7 +412,12 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_
 		}
 		mad_opt_spank_env_name(opt, name, sizeof(name));
 		rc = from_env(opts, opt, name, MAD_SRC_SPANK_ENV, getenv_fn, ctx, err, size);
-		if (rc == 0 && (!from_mad_job || opt == MAD_OPT_MODEL || opt == MAD_OPT_RUN_DIR)) {
+		/* In this job's own steps MAD_NPROC_PER_NODE is what its batch
+		 * step computed for its own layout, not an option: a step of
+		 * another layout computes its own (contract.c choose_nproc),
+		 * and the user's option reaches it in SLURM's SPANK form. */
+		if (rc == 0 && (!from_mad_job || opt == MAD_OPT_MODEL || opt == MAD_OPT_RUN_DIR) &&
+		    !(origin == MAD_ENV_OWN_JOB && opt == MAD_OPT_NPROC_PER_NODE)) {
 			mad_opt_env_name(opt, name, sizeof(name));
 			rc = from_env(opts, opt, name, MAD_SRC_ENV, getenv_fn, ctx, err, size);
 		}

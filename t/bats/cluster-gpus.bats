@@ -47,10 +47,27 @@ setup_file() {
 		echo "$t node=$SLURMD_NODENAME local=${LOCAL_RANK-unset}"
 		echo "$t lists cuda=${CUDA_VISIBLE_DEVICES-unset} rocr=${ROCR_VISIBLE_DEVICES-unset} gpus=${MAD_GPUS_PER_NODE-unset}"
 		echo "$t device=${MAD_LOCAL_DEVICE-unset}"
+		echo "$t nproc=${MAD_NPROC_PER_NODE-unset}"
 		echo "$t set_device(MAD_LOCAL_DEVICE) $(./set-device "$@" "${MAD_LOCAL_DEVICE-}")"
 		echo "$t set_device(LOCAL_RANK) $(./set-device "$@" "${LOCAL_RANK-}")"
 	TASK
-	chmod 0755 "$MAD_CLUSTER_SHARED/set-device" "$MAD_CLUSTER_SHARED/gpu-task.sh"
+	# an agent's workers (torchrun's): each its own view, by the device the
+	# contract documents for both shapes (mad.8, design.md §7)
+	cat >"$MAD_CLUSTER_SHARED/gpu-worker.sh" <<-'TASK'
+		#!/bin/bash
+		echo "w$RANK local=$LOCAL_RANK device=${MAD_LOCAL_DEVICE-unset} gpus=${MAD_GPUS_PER_NODE-unset} $(./set-device "${MAD_LOCAL_DEVICE-$LOCAL_RANK}")"
+	TASK
+	# the agent: torchrun as one task of the node, from the contract alone
+	cat >"$MAD_CLUSTER_SHARED/gpu-agent.sh" <<-'TASK'
+		#!/bin/bash
+		echo "agent device=${MAD_LOCAL_DEVICE-unset} nproc=${MAD_NPROC_PER_NODE-unset}"
+		exec ./torchrun-compat --nnodes="$NNODES" --node_rank="$NODE_RANK" \
+			--nproc_per_node="$MAD_NPROC_PER_NODE" --master_addr="$MASTER_ADDR" \
+			--master_port="$MASTER_PORT" --no_python ./gpu-worker.sh
+	TASK
+	chmod 0755 "$MAD_CLUSTER_SHARED/set-device" "$MAD_CLUSTER_SHARED/gpu-task.sh" \
+		"$MAD_CLUSTER_SHARED/gpu-worker.sh" "$MAD_CLUSTER_SHARED/gpu-agent.sh"
+	copy_torch_helpers
 }
 
 teardown_file() {
@@ -125,9 +142,9 @@ assert_task() { # T lines...
 	refute_line --partial 'mad: warning'
 }
 
-@test "gpus: a job without GPUs: no list, no device, even where the submitter's environment (a GPU job's) had one" {
+@test "gpus: a job without GPUs: no list, no device, no GPU count, even where the submitter's environment (a GPU job's) had one" {
 	# a job submitted from inside a GPU job's task inherits that task's variables
-	submit -w n1 -N1 -n2 --export=ALL,MAD_LOCAL_DEVICE=1 --mad-model=m --wrap 'srun ./gpu-task.sh'
+	submit -w n1 -N1 -n2 --export=ALL,MAD_LOCAL_DEVICE=1,MAD_GPUS_PER_NODE=4 --mad-model=m --wrap 'srun ./gpu-task.sh'
 	assert_success
 	run cat "$out"
 	for t in 0 1; do
@@ -157,4 +174,29 @@ assert_task() { # T lines...
 			"set_device(MAD_LOCAL_DEVICE) ok: device $t of ROCR_VISIBLE_DEVICES=$t"
 	done
 	assert_task 1 'set_device(LOCAL_RANK) RuntimeError: HIP error: invalid device ordinal'
+}
+
+@test "gpus: an agent's task (srun -n1 --gres=gpu:4 torchrun --nproc_per_node=4, real torchrun): no device of its own; each worker takes its LOCAL_RANK, GPU 0..3" {
+	require_torch
+	submit -w n1 -N1 -n1 -c2 --gres=gpu:4 --mad-model=m --wrap 'srun ./gpu-agent.sh'
+	assert_success
+	run cat "$out"
+	assert_line 'agent device=unset nproc=4'
+	for w in 0 1 2 3; do
+		assert_line "w$w local=$w device=unset gpus=4 ok: device $w of CUDA_VISIBLE_DEVICES=0,1,2,3"
+	done
+	refute_line --partial 'mad: warning'
+}
+
+@test "gpus: a step of 2 tasks under a batch step of 1 (sbatch -n1 -c2 --gres=gpu:4, srun -n2 -c1): 2 processes a node, each task LOCAL_RANK's device" {
+	submit -w n1 -N1 -n1 -c2 --gres=gpu:4 --mad-model=m \
+		--wrap 'echo "batch nproc=$MAD_NPROC_PER_NODE device=${MAD_LOCAL_DEVICE-unset}"; srun -n2 -c1 ./gpu-task.sh'
+	assert_success
+	run cat "$out"
+	# the batch script of a one-node job is an agent's task of the node's 4
+	assert_line 'batch nproc=4 device=unset'
+	for t in 0 1; do
+		assert_task "$t" "local=$t" 'lists cuda=0,1,2,3 rocr=0,1,2,3 gpus=4' "device=$t" nproc=2 \
+			"set_device(MAD_LOCAL_DEVICE) ok: device $t of CUDA_VISIBLE_DEVICES=0,1,2,3"
+	done
 }

@@ -392,6 +392,34 @@ spur_submit() {
 	done
 }
 
+@test "spur GPU job (0.12, -N2 --gres=gpu:4): srun -n4 gives each task its slice of SPUR_JOB_GPUS; each task's mad-env: 4 GPUs a node, 2 tasks, device 0; the script is an agent of 4" {
+	use_gen 0.12
+	cat >"$MAD_CLUSTER_SHARED/spur-gpus.sh" <<-'JOB'
+		#!/bin/bash
+		eval "$(mad-env)" || exit 1
+		echo "script gpus=${MAD_GPUS_PER_NODE-unset} nproc=$MAD_NPROC_PER_NODE device=${MAD_LOCAL_DEVICE-unset}"
+		srun -n 4 bash -c 'eval "$(mad-env)" && echo "task $RANK $(hostname) local=$LOCAL_RANK/$LOCAL_WORLD_SIZE rocr=$ROCR_VISIBLE_DEVICES cuda=$CUDA_VISIBLE_DEVICES gpus=${MAD_GPUS_PER_NODE-unset} nproc=$MAD_NPROC_PER_NODE device=${MAD_LOCAL_DEVICE-unset}"'
+		st=$?
+		mad-mark $st
+		exit $st
+	JOB
+	chmod 0755 "$MAD_CLUSTER_SHARED/spur-gpus.sh"
+	spur_submit sbatch --nodes=2 --gres=gpu:4 -o 'gpus-%j.out' -e 'gpus-%j.err' spur-gpus.sh
+	run "${spur[@]}" mad-wait --interval 1 --grace 2 --timeout 120 "$jobid"
+	echo "$output"
+	cat "gpus-$jobid.out" "gpus-$jobid.err"
+	assert_success
+	run cat "gpus-$jobid.out"
+	assert_line 'script gpus=4 nproc=4 device=unset'
+	local t
+	for t in 0 1 2 3; do
+		slice=0,1
+		((t % 2 == 0)) || slice=2,3
+		assert_line "task $t n$((t / 2 + 1)) local=$((t % 2))/2 rocr=$slice cuda=$slice gpus=4 nproc=2 device=0"
+	done
+	wait_gone "$jobid"
+}
+
 @test "jobs of root: refused by 0.12's spurd (allow_root_jobs = false), run on 0.8" {
 	for gen in "${gens[@]}"; do
 		use_gen "$gen"

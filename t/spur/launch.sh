@@ -93,7 +93,7 @@ pmix=0
 mapfile -t -d '' job_env < <(spur_launch_env "$job_id" "$spur_id" "$array_task_id" "$node_rank" \
 	"$task_offset" "$tpn" "$ntasks" "$(IFS=,; echo "${nodes[*]}")" "$job_name" \
 	"${SLURM_JOB_PARTITION:-}" "$account" "$qos" "$cpus_per_task" "${SLURM_CPUS_ON_NODE:-1}" \
-	"${SLURMD_NODENAME:-$(hostname)}" "$env_file" "$pmix")
+	"${SLURMD_NODENAME:-$(hostname)}" "$env_file" "$pmix" "${gpus:-0}")
 
 # task_launch.rs: a script that launches steps itself runs on the first node only; the
 # others run spur's hold script (SPANK runs there all the same)

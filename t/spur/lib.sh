@@ -20,6 +20,7 @@ spur_fact_table() {
 rank_world_size         multinode  never      0.8: crates/spurd/src/agent_server.rs@v0.8.0 launch_job sets RANK=node rank, WORLD_SIZE=peer count when >1 peer; 0.12: spur #783, fixed by #793 (merged 2026-09-02, in 0.11.0): RANK/WORLD_SIZE are no longer injected
 torch_env               injected   none       0.8: crates/spurd/src/agent_server.rs@v0.8.0 and @4cc3da8 launch_job sets NODE_RANK always, LOCAL_RANK/LOCAL_WORLD_SIZE/NPROC_PER_NODE (spur_env.rs apply_task_rank), MASTER_ADDR and MASTER_PORT=29500 when >1 peer, over the user's (#783); 0.12: #793 (fba350d, CHANGELOG 0.11.0 "stop injecting torch rendezvous env vars"): crates/spur-core/src/spur_env.rs@fba350d apply_task_rank sets only SPUR_TASK_OFFSET and the LOCALID/PROCID twins (its test apply_task_rank_omits_torchrun_names), so none of the eight is set and the user's survive
 spank_process           spurd      spurstepd  0.8: crates/spurd/src/agent_server.rs@v0.8.0 loads the plugstack once into the long-lived spurd (t/spur/spurd-spank --jobs runs many jobs through one load); 0.12: #754 (merged 2026-09, after 0.11.0, whose CHANGELOG lacks it) crates/spurd/src/stepd.rs load_runtime_spank: each job's and numbered step's root supervisor, keyed (job, run attempt, step), loads the plugstack again and runs Init/TaskInit (executor::launch_job) and, after the exit, TaskExit/JobEpilog on a fresh handle with an empty env, in that process; the plugin writes nothing at task exit either way (the job's mad-mark does): t/spur/launch.sh runs one host per launch, as spurstepd
+gpu_job_env             no         yes        0.12: crates/spur-devices/src/inject.rs@4cc3da8 apply_spur_job_device_env sets SPUR_JOB_GPUS to the node's allocated ids ("0,1"), and the AMD registry's visibility variable, ROCR_VISIBLE_DEVICES only (gpu_visibility_for_vendor; spurd agent_server.rs test run_command_injects_gpu_env_from_tracked_job: ROCR=0,1, no CUDA=); a step of several tasks a node then gives each task its slice in ROCR_, CUDA_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL, keeping SPUR_JOB_GPUS whole (crates/spur-core/src/task_launch.rs build_multi_task_wrapper: _GPUS_PER_TASK = entries / tasks on the node, task L from L x that); 0.8: v0.8.0's device code is not stored here, so the emulation gives 0.8 jobs no GPUs (the GPU tests run on 0.12)
 gpu_deny_zero_gpu       no         yes        0.12: crates/spurd/src/agent_server.rs@4cc3da8 maybe_deny_gpu_env + crates/spur-core/src/task_launch.rs gpu_deny_visibility (#648): a job without GPUs gets ROCR/HIP/CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK = -1, NVIDIA_VISIBLE_DEVICES=void, SPUR_JOB_GPUS empty; absent at v0.8.0
 root_jobs               allowed    refused    0.12: crates/spurd/src/privdrop.rs@4cc3da8 check_root_execution_allowed with [auth] allow_root_jobs = false (crates/spur-core/src/config.rs, #637); v0.8.0 has no such check
 squeue_own_jobs_only    no         yes        0.12: crates/spurctld/src/server.rs@4cc3da8 get_jobs calls authoritative_user (an identified caller sees only its own jobs), crates/spur-cli/src/authclient.rs; v0.8.0 has no auth on get_jobs
@@ -309,6 +310,19 @@ spur_step_node() {
 			SLURM_PROCID=$((offset + k)))
 		if ((count > 1)); then
 			task+=(LOCAL_RANK="$k")
+			# build_multi_task_wrapper: task k's slice of SPUR_JOB_GPUS (fact gpu_job_env)
+			local all_gpus='' per=0 entry2
+			for entry2 in "${E[@]}"; do [[ $entry2 == SPUR_JOB_GPUS=* ]] && all_gpus=${entry2#*=}; done
+			if [[ -n $all_gpus ]]; then
+				local -a gl
+				IFS=, read -ra gl <<<"$all_gpus"
+				per=$((${#gl[@]} / count))
+				if ((per > 0)); then
+					local slice
+					slice=$(IFS=,; echo "${gl[*]:k*per:per}")
+					task+=(ROCR_VISIBLE_DEVICES="$slice" CUDA_VISIBLE_DEVICES="$slice" GPU_DEVICE_ORDINAL="$slice")
+				fi
+			fi
 		elif [[ $(spur_fact torch_env) == injected ]]; then
 			task+=(LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 NPROC_PER_NODE=1)
 		fi
@@ -329,8 +343,9 @@ spur_step_node() {
 # NAME=VALUE: the submitted env (ENV_FILE, NUL-separated, as sbatch sent it), then spur's
 # variables over it.  Arguments: JOB_ID ARRAY_JOB_ID ARRAY_TASK_ID (both empty: not an array
 # task) NODE_RANK TASK_OFFSET TASKS_PER_NODE NTASKS NODES (comma-separated) NAME PARTITION
-# ACCOUNT QOS CPUS_PER_TASK CPUS_ON_NODE NODENAME ENV_FILE [PMIX] (PMIX 1: a multi-task
-# --mpi=pmix launch, agent_server.rs pmix_multi_task; see spur_pmix_tasks).  Each node's registered comm
+# ACCOUNT QOS CPUS_PER_TASK CPUS_ON_NODE NODENAME ENV_FILE [PMIX] [GPUS] (PMIX 1: a multi-task
+# --mpi=pmix launch, agent_server.rs pmix_multi_task; see spur_pmix_tasks; GPUS: the job's
+# GPUs a node, sbatch --gres=gpu:N, fact gpu_job_env).  Each node's registered comm
 # address is NODE.spur.test:6818, an FQDN every node of the test cluster resolves
 # (t/cluster/config.sh), spurd's default agent port (crates/spur-core/src/config.rs).
 # NAME=VALUE into spur_launch_env's E and order (bash's dynamic scope), keeping first places.
@@ -348,6 +363,7 @@ spur_launch_env() {
 	local job_id=$1 array_job_id=$2 array_task_id=$3 node_rank=$4 task_offset=$5 tpn=$6
 	local ntasks=$7 nodelist=$8 job_name=$9 partition=${10} account=${11} qos=${12}
 	local cpus_per_task=${13} cpus_on_node=${14} nodename=${15} env_file=${16} pmix=${17:-0}
+	local gpus=${18:-0}
 	local -a nodes peers=() order=()
 	local -A E=()
 	local n kv k v bin_dir base first torch
@@ -424,8 +440,11 @@ spur_launch_env() {
 			spur_put RANK "$node_rank"
 		fi
 	fi
-	# the test cluster has no GPUs: every job is a zero-GPU job
-	if [[ $(spur_fact gpu_deny_zero_gpu) == yes ]]; then
+	# the node's GPUs 0..N-1 (the test cluster's GRES, 4 a node, no GPU behind them)
+	if ((gpus > 0)) && [[ $(spur_fact gpu_job_env) == yes ]]; then
+		spur_put SPUR_JOB_GPUS "$(seq -s, 0 $((gpus - 1)))"
+		spur_put ROCR_VISIBLE_DEVICES "${E[SPUR_JOB_GPUS]}"
+	elif [[ $(spur_fact gpu_deny_zero_gpu) == yes ]]; then
 		for v in ROCR_VISIBLE_DEVICES HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ZE_AFFINITY_MASK; do
 			spur_put "$v" -1
 		done

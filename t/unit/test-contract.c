@@ -105,6 +105,41 @@ TEST(spur_pmix_task_facts_from_spurs_names_slurms_win)
 	CHECK(f.node_id == 0 && f.task_id == 0 && f.local_id == 0 && f.local_ntasks == 2);
 }
 
+/* A spur step of 2 tasks a node under a batch script of 1 (sbatch -N2
+ * --gres=gpu:4, srun -n4): spur names no per-node count for the step and
+ * its tasks inherit the batch script's SPUR_TASKS_PER_NODE=1; the count is
+ * the controller's block plan (step.rs distribute_tasks).  Each task sees
+ * its slice of the node's GPUs while SPUR_JOB_GPUS keeps the node's list
+ * (task_launch.rs build_multi_task_wrapper): 4 GPUs a node, its device 0. */
+TEST(spur_step_of_several_tasks_a_node_counts_by_block_and_sees_its_gpu_slice)
+{
+	struct env t3 = { { "MAD_MODEL=m", "SPUR_JOB_ID=7", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0",
+			    "SLURM_STEP_NUM_TASKS=4", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+			    "SLURM_JOB_NUM_NODES=2", "SLURM_NODEID=1", "SLURM_PROCID=3",
+			    "SLURM_LOCALID=1", "SPUR_TASK_OFFSET=2", "SPUR_TASKS_PER_NODE=1",
+			    "LOCAL_RANK=1", "SPUR_JOB_GPUS=0,1,2,3", "ROCR_VISIBLE_DEVICES=2,3",
+			    "CUDA_VISIBLE_DEVICES=2,3", "SLURM_JOB_NODELIST=192.0.2.1,192.0.2.2" } };
+	struct mad_facts f;
+	char nodelist[256];
+
+	mad_facts_from_env(&f, env_get, &t3, nodelist, sizeof(nodelist));
+	CHECK(f.local_ntasks == 2 && f.gres_gpus == 4 && f.visible_gpus == 2);
+	CHECK(compute(&t3, &f) == 0);
+	CHECK(c.task_rank == 3 && c.local_rank == 1 && c.local_world_size == 2);
+	CHECK(c.gpus == 4 && !strcmp(c.gpus_from, "spur (SPUR_JOB_GPUS)"));
+	CHECK(c.nproc == 2 && c.visible == 2 && c.device == 0);
+	/* 5 tasks over 2 nodes: 3 on the first, 2 on the second */
+	t3.vars[4] = "SLURM_STEP_NUM_TASKS=5";
+	t3.vars[5] = "SLURM_NTASKS=5";
+	t3.vars[7] = "SLURM_JOB_NUM_NODES=2";
+	mad_facts_from_env(&f, env_get, &t3, nodelist, sizeof(nodelist));
+	CHECK(f.local_ntasks == 2);
+	t3.vars[8] = "SLURM_NODEID=0";
+	t3.vars[9] = "SLURM_PROCID=1";
+	mad_facts_from_env(&f, env_get, &t3, nodelist, sizeof(nodelist));
+	CHECK(f.local_ntasks == 3);
+}
+
 /* A step of a spur job on some of its nodes (srun -w n3,n4, spur #868): spurd plans the tasks
  * over the step's nodes, but gives each the job's node id, count and list (agent_server.rs
  * run_command at 4cc3da8: its place in the job's list; #868 changes only the controller's
@@ -671,14 +706,18 @@ TEST(a_busy_port_fails_rank_0_naming_port_and_node)
 static char gpu_nodelist[256];
 static struct mad_facts gpu_f;
 
-static int gpu_task(long local, long tasks_here, const char *gpus_on_node, const char *visible,
-		    const char *bind)
+/* EXTRA: further NAME=VALUE strings, NULL-ended (or NULL). */
+static int gpu_task_with(long local, long tasks_here, const char *gpus_on_node, const char *visible,
+			 const char *bind, const char *const *extra)
 {
-	char procid[48], localid[48], per_node[64], cuda[64], rocr[64], son[48], gb[48];
+	char procid[48], localid[48], per_node[64], cuda[256], rocr[256], son[48], gb[48];
 	struct env e = { { "MAD_MODEL=m", "SLURM_JOB_ID=60", "SLURM_STEP_ID=0", "SLURM_NODEID=0",
 			   "SLURM_STEP_NUM_NODES=2", "SLURM_JOB_NUM_NODES=2",
 			   "SLURM_STEP_NODELIST=192.0.2.1,192.0.2.2", "SLURM_STEP_NUM_TASKS=8" } };
 	int n = 8;
+
+	while (extra && *extra && n < FAKE_ENV_MAX - 8)
+		e.vars[n++] = *extra++;
 
 	snprintf(procid, sizeof(procid), "SLURM_PROCID=%ld", local);
 	snprintf(localid, sizeof(localid), "SLURM_LOCALID=%ld", local);
@@ -705,10 +744,16 @@ static int gpu_task(long local, long tasks_here, const char *gpus_on_node, const
 	return compute(&e, &gpu_f);
 }
 
+static int gpu_task(long local, long tasks_here, const char *gpus_on_node, const char *visible,
+		    const char *bind)
+{
+	return gpu_task_with(local, tasks_here, gpus_on_node, visible, bind, NULL);
+}
+
 struct exported {
-	char device[16], ifname[32], nccl[32], gloo[32], device_from[320];
-	int has_device, has_ifname, has_nccl, has_gloo;
-	int unset_device, unset_ifname; /* exported as to be unset */
+	char device[16], ifname[32], nccl[32], gloo[32], device_from[384], gpus[16], nproc[16];
+	int has_device, has_ifname, has_nccl, has_gloo, has_gpus;
+	int unset_device, unset_ifname, unset_gpus, unset_nccl; /* exported as to be unset */
 };
 
 static int collect(void *ctx, const char *name, const char *value, const char *source)
@@ -718,8 +763,17 @@ static int collect(void *ctx, const char *name, const char *value, const char *s
 	if (!value) {
 		x->unset_device |= !strcmp(name, "MAD_LOCAL_DEVICE");
 		x->unset_ifname |= !strcmp(name, "MAD_IFNAME");
+		x->unset_gpus |= !strcmp(name, "MAD_GPUS_PER_NODE");
+		x->unset_nccl |= !strcmp(name, "NCCL_SOCKET_IFNAME");
+		if (!strcmp(name, "MAD_LOCAL_DEVICE"))
+			snprintf(x->device_from, sizeof(x->device_from), "%s", source);
 		return 0;
 	}
+	if (!strcmp(name, "MAD_GPUS_PER_NODE")) {
+		x->has_gpus = 1;
+		snprintf(x->gpus, sizeof(x->gpus), "%s", value);
+	} else if (!strcmp(name, "MAD_NPROC_PER_NODE"))
+		snprintf(x->nproc, sizeof(x->nproc), "%s", value);
 	if (!strcmp(name, "MAD_LOCAL_DEVICE")) {
 		x->has_device = 1;
 		snprintf(x->device, sizeof(x->device), "%s", value);
@@ -806,6 +860,92 @@ TEST(local_device_under_each_gpu_binding)
 	CHECK(c.device == 2);
 	/* the batch script, one task of the node: its first device */
 	CHECK(mad_local_device(2, 2, 0, 1, &(const char *){ NULL }) == 0);
+}
+
+/* An agent's task (srun --ntasks-per-node=1 torchrun --nproc-per-node=4)
+ * hands its environment to the node's processes, each with its own
+ * LOCAL_RANK: one device there would put every worker on it. */
+TEST(an_agents_task_leaves_the_device_to_its_processes)
+{
+	static const char *const nproc8[] = { "MAD_NPROC_PER_NODE=8", NULL };
+	struct exported x;
+	char msg[1024];
+
+	/* one task a node sees the node's 4 GPUs: MAD_NPROC_PER_NODE=4 */
+	CHECK(gpu_task(0, 1, "4", "0,1,2,3", NULL) == 0);
+	CHECK(c.nproc == 4 && c.device == -1);
+	CHECK(!mad_contract_device_mismatch(&c, msg, sizeof(msg)));
+	x = exported();
+	CHECK(!x.has_device && x.unset_device);
+	CHECK(strstr(x.device_from,
+		     "unset (an agent's task: MAD_NPROC_PER_NODE=4 processes on 1 task a node") != NULL);
+	/* two agents of 4 on a node of 8 unbound GPUs */
+	CHECK(gpu_task_with(1, 2, "8", "0,1,2,3,4,5,6,7", NULL, nproc8) == 0);
+	CHECK(c.nproc == 8 && c.device == -1);
+	/* ... but SLURM bound each task one GPU: not an agent's, its own
+	 * device and the warning stay whatever the count says */
+	CHECK(gpu_task_with(1, 2, "2", "1", NULL, nproc8) == 0);
+	CHECK(c.nproc == 8 && c.device == 0);
+	CHECK(mad_contract_device_mismatch(&c, msg, sizeof(msg)) == 1);
+	/* a process per task: LOCAL_RANK's device, as before */
+	CHECK(gpu_task(1, 2, "4", "0,1,2,3", NULL) == 0);
+	CHECK(c.nproc == 2 && c.device == 1);
+}
+
+/* MAD_GPUS_PER_NODE is a fact of this node: where no GPU is found it is
+ * unset, never a parent job's count. */
+TEST(gpus_per_node_unknown_is_unset_not_inherited)
+{
+	static const char *const parent[] = { "MAD_GPUS_PER_NODE=4", "MAD_LOCAL_DEVICE=1", NULL };
+	struct exported x;
+
+	CHECK(gpu_task_with(1, 2, NULL, NULL, NULL, parent) == 0);
+	CHECK(c.gpus == -1 && c.device == -1);
+	x = exported();
+	CHECK(!x.has_gpus && x.unset_gpus && x.unset_device);
+	CHECK(gpu_task(1, 2, "4", "0,1,2,3", NULL) == 0);
+	x = exported();
+	CHECK(x.has_gpus && !strcmp(x.gpus, "4") && !x.unset_gpus);
+}
+
+/* In this job's own srun steps MAD_NPROC_PER_NODE is the batch step's
+ * count, not the option: a step of two tasks a node under a batch step of
+ * one (sbatch -n1 --gres=gpu:4, then srun -n2) has 2 processes a node, and
+ * each task keeps LOCAL_RANK's device. */
+TEST(a_steps_nproc_is_its_own_not_its_batch_steps)
+{
+	static const char *const own[] = { "MAD_ENV_FROM=mad.so", "MAD_COLLECT_JOB_ID=60",
+					   "MAD_NPROC_PER_NODE=4", NULL };
+	static const char *const other[] = { "MAD_ENV_FROM=mad.so", "MAD_COLLECT_JOB_ID=59",
+					     "MAD_NPROC_PER_NODE=4", NULL };
+	struct exported x;
+
+	CHECK(gpu_task_with(1, 2, "4", "0,1,2,3", NULL, own) == 0);
+	CHECK(c.nproc == 2 && c.device == 1);
+	CHECK_STR(c.nproc_from, "computed (tasks per node)");
+	/* a step of one task a node takes the batch step's count */
+	CHECK(gpu_task_with(0, 1, "4", "0,1,2,3", NULL, own) == 0);
+	CHECK(c.nproc == 4 && c.device == -1);
+	CHECK_STR(c.nproc_from, "computed (this job's batch step)");
+	/* another job's value (a job submitted from inside a mad job) is not
+	 * this job's: the step computes its own */
+	CHECK(gpu_task_with(0, 1, "2", "0,1", NULL, other) == 0);
+	CHECK(c.nproc == 2);
+	x = exported();
+	CHECK(!strcmp(x.nproc, "2"));
+}
+
+/* A visible-device list of GPU UUIDs is read whole: four of them are 164
+ * bytes. */
+TEST(a_list_of_gpu_uuids_is_a_list)
+{
+	static const char *const uuids[] = {
+		"CUDA_VISIBLE_DEVICES=GPU-0a1b2c3d-0000-1111-2222-333344445555,GPU-1a1b2c3d-0000-1111-2222-333344445555,GPU-2a1b2c3d-0000-1111-2222-333344445555,GPU-3a1b2c3d-0000-1111-2222-333344445555",
+		NULL
+	};
+
+	CHECK(gpu_task_with(1, 2, "8", NULL, NULL, uuids) == 0);
+	CHECK(c.visible == 4 && c.device == 0);
 }
 
 /* The mismatch is one line naming the variables and the fix; strict makes
@@ -948,6 +1088,7 @@ int main(void)
 {
 	RUN(srun_step_process_level_is_the_task_among_all_tasks);
 	RUN(spur_pmix_task_facts_from_spurs_names_slurms_win);
+	RUN(spur_step_of_several_tasks_a_node_counts_by_block_and_sees_its_gpu_slice);
 	RUN(spur_subset_step_task_0_off_the_first_node_fails_naming_spur);
 	RUN(batch_script_and_one_task_per_node_process_level_equals_node_level);
 	RUN(array_fanout_ranks_are_node_rank_times_tasks_plus_local);
@@ -963,6 +1104,10 @@ int main(void)
 	RUN(gpus_from_gres_visible_lists_or_devices);
 	RUN(local_device_under_each_gpu_binding);
 	RUN(local_rank_past_the_visible_gpus_is_one_line_or_strict);
+	RUN(an_agents_task_leaves_the_device_to_its_processes);
+	RUN(gpus_per_node_unknown_is_unset_not_inherited);
+	RUN(a_steps_nproc_is_its_own_not_its_batch_steps);
+	RUN(a_list_of_gpu_uuids_is_a_list);
 	RUN(an_interface_is_usable_only_up_running_and_not_loopback);
 	RUN(ifname_keep_auto_name_user_set_and_loopback);
 	RUN(rendezvous_record_carries_ipv6_and_rank_0s_tasks_per_node);

@@ -532,13 +532,17 @@ spur_submit() {
 			touch $shared_q/rq-flag
 			env | grep -c RESTART_COUNT >$shared_q/rq-env.\$n
 			st=$first; ((n == 1)) || { st=$second; sleep 6; } # mad-wait starts before it ends
-			mad-mark \$st; exit \$st
+			mad-mark \$st
+			# past mad-wait's clock slack: the first attempt's marker is
+			# older than the requeue, which comes right after this end:
+			# the cluster forgets an ended job after MinJobAge (4 s)
+			((n == 2)) || sleep 3
+			exit \$st
 		JOB
 		chmod 0755 rq.sh
 		spur_submit sbatch -o /dev/null rq.sh
 		wait_gone "$jobid"
 		wait_lines "$MAD_CLUSTER_SHARED/rq-env.1" 1
-		sleep 3 # past mad-wait's clock slack: the first attempt's marker is older than the requeue
 		run "${spur[@]}" scontrol requeue "$jobid"
 		assert_success
 		run "${spur[@]}" squeue -h -t all -j "$jobid" -o '%i %T'

@@ -11,19 +11,34 @@
 # GLOO_SOCKET_IFNAME, else ProcessGroupGloo.cpp createDefaultDevice, the host name's address
 # if it can be bound), here eth1's, which the peer cannot reach; with
 # --mad-socket-ifname=auto mad sets GLOO_SOCKET_IFNAME to MAD_IFNAME, the interface that routes
-# to rank 0 (eth0), and gloo comes up over it. Jobs as the test user. Runs on 22.05 only, as
-# cluster-ipv6.bats: its cluster's settings are its own, one at a time.
+# to rank 0 (eth0), and gloo comes up over it. Jobs as the test user. Runs on every release.
 # shellcheck disable=SC2016 # job scripts are single-quoted: the job expands them
 
 bats_require_minimum_version 1.5.0
 
 # This file's own cluster: its folder, subnets, bridges, namespaces and ports are used by
-# nothing else (not the main test cluster's, nor cluster-ipv6.bats's 10.213.53).
+# nothing else (not the main test clusters', nor cluster-ipv6.bats's 10.213.53). t/suite runs
+# this file on every release, in two lanes at once: its slot follows the main cluster it runs
+# beside (10.213.47: 54, 10.213.48: 55), and its SLURM is that cluster's (its env.sh), so the
+# release's mad.so in MAD_PREFIX meets the release it was built for.
 nets_cluster() {
-	export MAD_CLUSTER_DIR=/tmp/mad-cluster-nets MAD_CLUSTER_NODES=2 MAD_CLUSTER_NETNS=1 \
-		MAD_CLUSTER_NETS=2 MAD_CLUSTER_SUBNET=10.213.54 MAD_CLUSTER_SUBNET2=10.213.154 \
-		MAD_CLUSTER_BRIDGE=madbr54 MAD_CLUSTER_NS_PREFIX=madns54- MAD_CLUSTER_CTLD_PORT=17517 \
-		MAD_CLUSTER_SLURMD_PORT=17531 MAD_CLUSTER_GPUS=0
+	if [[ -z ${nets_slot:-} ]]; then
+		local main=${MAD_CLUSTER_DIR:-/tmp/mad-cluster}/env.sh subnet='' slurm=''
+		if [[ -r $main ]]; then
+			# shellcheck disable=SC1090 # the main cluster's settings, read in a subshell
+			subnet=$(. "$main" && echo "${MAD_CLUSTER_SUBNET:-}")
+			# shellcheck disable=SC1090
+			slurm=$(. "$main" && echo "${MAD_SLURM_PREFIX:-}")
+		fi
+		nets_slot=54
+		[[ $subnet != 10.213.48 ]] || nets_slot=55
+		export nets_slot nets_slurm=$slurm
+	fi
+	local port=$((17517 + (nets_slot - 54) * 100))
+	export MAD_CLUSTER_DIR=/tmp/mad-cluster-nets$nets_slot MAD_CLUSTER_NODES=2 MAD_CLUSTER_NETNS=1 \
+		MAD_CLUSTER_NETS=2 MAD_CLUSTER_SUBNET=10.213.$nets_slot MAD_CLUSTER_SUBNET2=10.213.$((nets_slot + 100)) \
+		MAD_CLUSTER_BRIDGE=madbr$nets_slot MAD_CLUSTER_NS_PREFIX=madns$nets_slot- MAD_CLUSTER_CTLD_PORT=$port \
+		MAD_CLUSTER_SLURMD_PORT=$((port + 14)) MAD_CLUSTER_GPUS=0 MAD_SLURM_PREFIX=$nets_slurm
 	cluster_bin=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)
 }
 

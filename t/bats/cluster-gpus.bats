@@ -196,7 +196,7 @@ assert_task() { # T lines...
 	# the batch script of a one-node job is an agent's task of the node's 4
 	assert_line 'batch nproc=4 device=unset'
 	for t in 0 1; do
-		assert_task "$t" "local=$t" 'lists cuda=0,1,2,3 rocr=0,1,2,3 gpus=4' "device=$t" nproc=2 \
+		assert_task "$t" "node=n1 local=$t" 'lists cuda=0,1,2,3 rocr=0,1,2,3 gpus=4' "device=$t" nproc=2 \
 			"set_device(MAD_LOCAL_DEVICE) ok: device $t of CUDA_VISIBLE_DEVICES=0,1,2,3"
 	done
 }

@@ -584,7 +584,7 @@ int mad_contract_ifname(const struct mad_options *o, const struct mad_facts *f,
 	char host[256];
 	int state;
 
-	c->ifname[0] = c->set_nccl_ifname[0] = c->set_gloo_ifname[0] = '\0';
+	c->ifname[0] = c->set_nccl_ifname[0] = c->set_gloo_ifname[0] = c->nccl_conf[0] = '\0';
 	if (!*c->master_addr)
 		return 0;
 	state = mad_route_iface(c->master_addr, c->ifname, sizeof(c->ifname));
@@ -606,7 +606,9 @@ int mad_contract_ifname(const struct mad_options *o, const struct mad_facts *f,
 		}
 		set = opt;
 	}
-	if (!f->user_nccl_ifname)
+	/* a value NCCL reads from its own file is the user's or the site's */
+	snprintf(c->nccl_conf, sizeof(c->nccl_conf), "%s", f->nccl_conf);
+	if (!f->user_nccl_ifname && !*c->nccl_conf)
 		snprintf(c->set_nccl_ifname, sizeof(c->set_nccl_ifname), "%.31s", set);
 	if (!f->user_gloo_ifname)
 		snprintf(c->set_gloo_ifname, sizeof(c->set_gloo_ifname), "%.31s", set);
@@ -695,6 +697,14 @@ int mad_contract_export(const struct mad_options *o, const struct mad_contract *
 			 option_source(o, MAD_OPT_SOCKET_IFNAME), o->value[MAD_OPT_SOCKET_IFNAME]);
 		if (*c->set_nccl_ifname)
 			rc |= set(ctx, "NCCL_SOCKET_IFNAME", c->set_nccl_ifname, from);
+		/* the file's value reaches NCCL only with the variable unset: an
+		 * enclosing step's own value (mad's, not the user's) gives way */
+		if (*c->nccl_conf) {
+			char left[sizeof(c->nccl_conf) + 48];
+
+			snprintf(left, sizeof(left), "unset (NCCL reads it from %s)", c->nccl_conf);
+			rc |= set(ctx, "NCCL_SOCKET_IFNAME", NULL, left);
+		}
 		if (*c->set_gloo_ifname)
 			rc |= set(ctx, "GLOO_SOCKET_IFNAME", c->set_gloo_ifname, from);
 	}

@@ -58,6 +58,9 @@ struct mad_facts {
 	 * (a value equal to the MAD_IFNAME of the mad job it came from is
 	 * mad's own, design.md §5) */
 	int user_nccl_ifname, user_gloo_ifname;
+	/* the file of NCCL's that names NCCL_SOCKET_IFNAME (ncclconf.h), ""
+	 * none: mad_facts_nccl_conf */
+	char nccl_conf[256];
 };
 
 void mad_facts_init(struct mad_facts *f);
@@ -73,6 +76,16 @@ void mad_facts_init(struct mad_facts *f);
  * node's rank. */
 void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx, char *nodelist,
 			size_t size);
+
+/* Where --mad-socket-ifname would set NCCL_SOCKET_IFNAME (not keep, no
+ * user's value), whether one of NCCL's own files names it (NCCL_CONF_FILE
+ * or HOME's .nccl.conf, then /etc/nccl.conf, as the job's environment
+ * names them; only /etc's with ETC_ONLY, inside spur's node daemon): its
+ * path into F->nccl_conf, then NCCL takes the value from there and mad
+ * leaves it (design.md §5).  A value NCCL would not use (one byte or none,
+ * ncclconf.h) does not count.  Reads files: the front-ends call it. */
+void mad_facts_nccl_conf(struct mad_facts *f, const struct mad_options *opts,
+			 mad_getenv_fn getenv_fn, void *ctx, int etc_only);
 
 /* The count for node INDEX in a SLURM tasks-per-node list ("2(x3),1"), or
  * MAD_NONE when SPEC is malformed or too short. */
@@ -108,6 +121,7 @@ struct mad_contract {
 	char ifname_from[192];
 	char set_nccl_ifname[32]; /* NCCL_SOCKET_IFNAME to set, "" none */
 	char set_gloo_ifname[32]; /* GLOO_SOCKET_IFNAME to set, "" none */
+	char nccl_conf[256];      /* NCCL_SOCKET_IFNAME left to this file of NCCL's */
 	long nproc;
 	char nproc_from[64];
 	char run_dir[MAD_VALUE_MAX];   /* "" without a run folder */

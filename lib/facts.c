@@ -4,6 +4,7 @@
 #include "contract.h"
 #include "decimal.h"
 #include "gpus.h"
+#include "ncclconf.h"
 
 #include <limits.h>
 #include <string.h>
@@ -33,6 +34,25 @@ static int user_ifname(mad_getenv_fn getenv_fn, void *ctx, const char *name)
 		return 0;
 	return getenv_fn(ctx, "MAD_ENV_FROM", from, sizeof(from)) == 0 ||
 	       getenv_fn(ctx, "MAD_IFNAME", mad, sizeof(mad)) != 1 || strcmp(v, mad);
+}
+
+void mad_facts_nccl_conf(struct mad_facts *f, const struct mad_options *o, mad_getenv_fn getenv_fn,
+			 void *ctx, int etc_only)
+{
+	struct mad_ncclconf_files files = { NULL, NULL, NULL, f->uid, etc_only };
+	char conf[1024], home[1024], value[8];
+
+	f->nccl_conf[0] = '\0';
+	if (!strcmp(o->value[MAD_OPT_SOCKET_IFNAME], "keep") || f->user_nccl_ifname)
+		return;
+	if (getenv_fn(ctx, "NCCL_CONF_FILE", conf, sizeof(conf)) == 1)
+		files.conf_file = conf;
+	if (getenv_fn(ctx, "HOME", home, sizeof(home)) == 1)
+		files.home = home;
+	if (mad_ncclconf_lookup(&files, "NCCL_SOCKET_IFNAME", value, sizeof(value), f->nccl_conf,
+				sizeof(f->nccl_conf)) != 1 ||
+	    strlen(value) <= 1)
+		f->nccl_conf[0] = '\0';
 }
 
 long mad_parse_long(const char *s)

@@ -456,6 +456,9 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	job_facts(sp, &f, nodelist, sizeof(nodelist));
+	/* NCCL's own files: as the user in slurmstepd's task; in spur's node
+	 * daemon (root, every job's threads) no user's home, /etc's alone */
+	mad_facts_nccl_conf(&f, &o, job_getenv, sp, f.host_lacks_options);
 	/* nothing of this job stays open in the host (spurd runs every job) */
 	rc = task_contract(sp, &o, &f, &c);
 	mad_contract_release(&c);

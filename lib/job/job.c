@@ -36,5 +36,6 @@ int mad_job_from_env(struct mad_options *opts, struct mad_facts *facts, struct m
 		return 1;
 	}
 	mad_facts_from_env(facts, mad_process_getenv, NULL, nodelist, nsize);
+	mad_facts_nccl_conf(facts, opts, mad_process_getenv, NULL, 0);
 	return mad_contract_compute(opts, facts, c, err, size) ? -1 : 0;
 }

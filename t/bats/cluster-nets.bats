@@ -101,6 +101,16 @@ task='echo "task host=$(hostname) MAD_IFNAME=${MAD_IFNAME-unset} GLOO=${GLOO_SOC
 	[[ $(grep -c "^allreduce .* addr=$fab1 " "$out") == 2 ]]
 }
 
+@test "two networks, auto with NCCL's own file naming NCCL_SOCKET_IFNAME (NCCL_CONF_FILE): mad.so leaves it to the file, sets GLOO_SOCKET_IFNAME, gloo comes up" {
+	printf '# the site\nNCCL_SOCKET_IFNAME=ib0\n' >"$MAD_CLUSTER_SHARED/nccl.conf"
+	chmod 0644 "$MAD_CLUSTER_SHARED/nccl.conf"
+	submit -N2 --ntasks-per-node=1 --mad-model=x --mad-addr-suffix=-fab --mad-socket-ifname=auto \
+		--export=ALL,NCCL_CONF_FILE="$MAD_CLUSTER_SHARED/nccl.conf" --wrap "srun -K bash -c '$task'"
+	assert_success
+	for k in 1 2; do grep -qx "task host=n$k MAD_IFNAME=eth0 GLOO=eth0 NCCL=unset" "$out"; done
+	assert_allreduce 2 "$out"
+}
+
 @test "two networks, the interface left to gloo (--mad-socket-ifname=keep): gloo takes the host name's eth1 and the ranks never meet" {
 	submit -N2 --ntasks-per-node=1 --mad-model=x --mad-addr-suffix=-fab --mad-socket-ifname=keep \
 		--wrap "srun -K bash -c '$task'"

@@ -176,6 +176,45 @@ gpu_task() { # T [VAR=VALUE...]
 	refute_line --partial 'SOCKET_IFNAME'
 }
 
+@test "--mad-socket-ifname leaves NCCL_SOCKET_IFNAME to NCCL's own files: NCCL_CONF_FILE, else ~/.nccl.conf, then /etc/nccl.conf" {
+	run "${job[@]}" mad-env --explain
+	ifname=$(sed -n 's/^MAD_IFNAME=\([^ ]*\)    # computed (this node.s route to MASTER_ADDR 198.51.100.7)$/\1/p' <<<"$output")
+	# CI's machine routes there (its default route); a test that cannot tell fails there
+	[[ -n $ifname || -z ${CI:-} ]] || { echo "no route to 198.51.100.7 here: MAD_IFNAME unknown"; false; }
+	[[ -n $ifname ]] || skip "no route to 198.51.100.7 on this machine"
+	conf=$BATS_TEST_TMPDIR/nccl.conf home=$BATS_TEST_TMPDIR/home
+	mkdir -p "$home"
+	printf '# the site\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=ib0\n' >"$conf"
+	run "${job[@]}" MAD_SOCKET_IFNAME=auto NCCL_CONF_FILE="$conf" mad-env --explain
+	assert_success
+	assert_line "NCCL_SOCKET_IFNAME    # unset (NCCL reads it from $conf)"
+	assert_line "GLOO_SOCKET_IFNAME=$ifname    # env (--mad-socket-ifname=auto, unset before)"
+	# ~/.nccl.conf where NCCL_CONF_FILE is unset; and an enclosing step's own
+	# value (mad's: equal to its MAD_IFNAME) gives way to it
+	cp "$conf" "$home/.nccl.conf"
+	run "${job[@]}" MAD_SOCKET_IFNAME=auto HOME="$home" MAD_ENV_FROM=spank MAD_COLLECT_JOB_ID=12 MAD_IFNAME=eth9 \
+		NCCL_SOCKET_IFNAME=eth9 sh -c 'eval "$(mad-env)" && echo "[${NCCL_SOCKET_IFNAME-unset}] [$GLOO_SOCKET_IFNAME]"'
+	assert_success
+	assert_output "[unset] [$ifname]"
+	# the user's own value stays, file or not
+	run "${job[@]}" MAD_SOCKET_IFNAME=auto HOME="$home" NCCL_SOCKET_IFNAME=ib1 \
+		sh -c 'eval "$(mad-env)" && echo "[$NCCL_SOCKET_IFNAME]"'
+	assert_output "[ib1]"
+	# /etc/nccl.conf's turn comes after a user file that does not name it: this
+	# machine's has none, so mad sets it; a value NCCL would not use (one byte) is none
+	printf 'NCCL_DEBUG=INFO\n' >"$conf"
+	printf 'NCCL_SOCKET_IFNAME=x\n' >"$home/.nccl.conf"
+	for env in NCCL_CONF_FILE="$conf" HOME="$home"; do
+		[[ ! -e /etc/nccl.conf ]] || skip "this machine has an /etc/nccl.conf"
+		run "${job[@]}" MAD_SOCKET_IFNAME=auto "$env" sh -c 'eval "$(mad-env)" && echo "[$NCCL_SOCKET_IFNAME]"'
+		assert_output "[$ifname]"
+	done
+	# keep: no file is read, nothing is set
+	run "${job[@]}" MAD_SOCKET_IFNAME=keep NCCL_CONF_FILE=/dev/null/nccl.conf mad-env --explain
+	assert_success
+	refute_line --partial 'SOCKET_IFNAME'
+}
+
 @test "srun -E: the job's SLURM_NNODES and SLURM_NTASKS kept in a step of one node give way to the step's" {
 	run "${job[@]}" SLURM_JOB_NUM_NODES=4 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_NODEID=0 \
 		SLURM_NNODES=4 SLURM_NTASKS=4 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \

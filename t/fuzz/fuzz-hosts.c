@@ -5,35 +5,22 @@
  * the name in other case finds the same one, and the file as given finds
  * what it finds line by line: an IPv4 address on the first line that has
  * one for the name, else an IPv6 one. */
+#include "fuzz.h"
 #include "netaddr.h"
 
 #include <arpa/inet.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check(int ok)
-{
-	if (!ok)
-		abort();
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *text = (const char *)data, *nl = memchr(text, '\n', size);
 	char name[256], other[256], out[MAD_ADDR_MAX], again[MAD_ADDR_MAX], line[MAD_ADDR_MAX];
-	size_t n = nl ? (size_t)(nl - text) : size, i;
+	const char *text;
+	size_t n, i;
 	struct in_addr a4;
 	int found, v4 = 0;
 
-	if (n >= sizeof(name) || memchr(text, '\0', n))
+	if (fuzz_name_then_file(data, size, name, sizeof(name), &text, &size))
 		return 0;
-	memcpy(name, text, n);
-	name[n] = '\0';
-	text += nl ? n + 1 : n;
-	size -= nl ? n + 1 : n;
+	n = strlen(name);
 	found = mad_hosts_find(text, size, name, out, sizeof(out));
 	if (!found)
 		return 0;

@@ -218,6 +218,7 @@ static int choose_nproc(const struct mad_options *o, const struct mad_facts *f,
 static void choose_device(const struct mad_options *o, const struct mad_facts *f,
 			  struct mad_contract *c)
 {
+	const long step_gpus = f->visible_gpus >= 0 ? f->gres_gpus : -1;
 	const char *how;
 	char step[48] = "";
 
@@ -232,8 +233,7 @@ static void choose_device(const struct mad_options *o, const struct mad_facts *f
 		snprintf(c->visible_desc, sizeof(c->visible_desc),
 			 "no visible-device list: %ld GPUs, %s", f->gpus, f->gpus_from);
 	}
-	c->device = mad_local_device(c->visible, f->visible_gpus >= 0 ? f->gres_gpus : -1,
-				     c->local_rank, c->local_world_size, &how);
+	c->device = mad_local_device(c->visible, step_gpus, c->local_rank, c->local_world_size, &how);
 	if (c->device < 0) {
 		snprintf(c->device_from, sizeof(c->device_from), "unset (this task sees no GPU)");
 		return;
@@ -242,9 +242,16 @@ static void choose_device(const struct mad_options *o, const struct mad_facts *f
 	 * processes, each with its own LOCAL_RANK) hands its environment to
 	 * all of them; one device there would put every worker on it.  It is
 	 * an agent's when the node's processes outnumber its tasks and it
-	 * sees a GPU for each of its share; a task SLURM bound to fewer keeps
-	 * its device, and its warning. */
-	if (c->nproc > c->local_world_size && c->visible * c->local_world_size >= c->nproc) {
+	 * sees a GPU for each of its share, and only its share: the node's
+	 * one task, or SLURM bound each task its own (T x V at most the step's
+	 * GPUs).  Then each worker's LOCAL_RANK is its device.  A task SLURM
+	 * bound to fewer keeps its device, and its warning; several agents
+	 * that all see every GPU would each put their workers on the first
+	 * ones, so no rule of one task's is right there, and it keeps
+	 * LOCAL_RANK's as before (design.md §7). */
+	if (c->nproc > c->local_world_size && c->visible * c->local_world_size >= c->nproc &&
+	    (c->local_world_size == 1 ||
+	     (step_gpus >= 0 && c->visible * c->local_world_size <= step_gpus))) {
 		snprintf(c->device_from, sizeof(c->device_from),
 			 "unset (an agent's task: MAD_NPROC_PER_NODE=%ld processes on %ld task%s a node, %s; each takes its LOCAL_RANK)",
 			 c->nproc, c->local_world_size, c->local_world_size == 1 ? "" : "s",
@@ -253,7 +260,8 @@ static void choose_device(const struct mad_options *o, const struct mad_facts *f
 		return;
 	}
 	if (f->gres_gpus >= 0)
-		snprintf(step, sizeof(step), ", SLURM_GPUS_ON_NODE=%ld", f->gres_gpus);
+		snprintf(step, sizeof(step), ", %s=%ld",
+			 f->gres_var ? f->gres_var : "SLURM_GPUS_ON_NODE", f->gres_gpus);
 	snprintf(c->device_from, sizeof(c->device_from), "computed (%s; %s%s, LOCAL_RANK=%ld)", how,
 		 c->visible_desc, step, c->local_rank);
 }

@@ -50,7 +50,8 @@ struct mad_facts {
 	long gpus;            /* mad_gpus_detect(), -1 unknown */
 	const char *gpus_from;
 	char nccl_ifnames[256]; /* NCCL_SOCKET_IFNAME */
-	long gres_gpus;         /* SLURM_GPUS_ON_NODE, -1 unset */
+	long gres_gpus;         /* mad_gpus_of_step(), -1 unset */
+	const char *gres_var;   /* ... its variable */
 	long visible_gpus;      /* mad_gpus_visible(), -1 no list */
 	const char *visible_var;
 	char visible_list[1024]; /* a list of GPU UUIDs is 41 bytes an entry */

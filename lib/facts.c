@@ -196,7 +196,7 @@ void mad_facts_from_env(struct mad_facts *f, mad_getenv_fn getenv_fn, void *ctx,
 	/* a task's own devices, after SLURM's per-task binding: slurmstepd's
 	 * exec_task (src/slurmd/slurmstepd/task.c) calls gres_g_task_set_env
 	 * before spank_user_task, so SPANK's task_init reads them too */
-	f->gres_gpus = mad_gpus_of_step(getenv_fn, ctx, &(const char *){ NULL });
+	f->gres_gpus = mad_gpus_of_step(getenv_fn, ctx, &(const char *){ NULL }, &f->gres_var);
 	f->visible_gpus = mad_gpus_visible(getenv_fn, ctx, f->visible_list, sizeof(f->visible_list),
 					   &f->visible_var);
 	if ((f->batch_step || getenv_fn(ctx, "SLURM_STEP_NODELIST", nodelist, size) != 1) &&

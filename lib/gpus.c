@@ -139,21 +139,26 @@ long mad_local_device(long visible, long step_gpus, long local_rank, long local_
 	return local_rank % visible;
 }
 
-long mad_gpus_of_step(mad_getenv_fn getenv_fn, void *ctx, const char **from)
+long mad_gpus_of_step(mad_getenv_fn getenv_fn, void *ctx, const char **from, const char **var)
 {
+	const char *unused;
 	char buf[1024];
 	long n;
 
+	if (!var)
+		var = &unused;
 	if (getenv_fn(ctx, "SLURM_GPUS_ON_NODE", buf, sizeof(buf)) == 1 &&
 	    !mad_decimal(buf, 0, LONG_MAX, &n)) {
 		*from = "SLURM (SLURM_GPUS_ON_NODE)";
+		*var = "SLURM_GPUS_ON_NODE";
 		return n;
 	}
 	if (getenv_fn(ctx, "SPUR_JOB_GPUS", buf, sizeof(buf)) == 1 && (n = list_count(buf)) >= 0) {
 		*from = "spur (SPUR_JOB_GPUS)";
+		*var = "SPUR_JOB_GPUS";
 		return n;
 	}
-	*from = NULL;
+	*from = *var = NULL;
 	return -1;
 }
 
@@ -163,7 +168,7 @@ long mad_gpus_detect(mad_getenv_fn getenv_fn, void *ctx, const char *root, const
 	long n;
 	size_t i;
 
-	if ((n = mad_gpus_of_step(getenv_fn, ctx, from)) >= 0)
+	if ((n = mad_gpus_of_step(getenv_fn, ctx, from, NULL)) >= 0)
 		return n;
 	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++)
 		if (getenv_fn(ctx, lists[i].var, buf, sizeof(buf)) == 1 && (n = list_count(buf)) >= 0) {

@@ -17,8 +17,8 @@
  * task_launch.rs@4cc3da8: gpu env injection sets SPUR_JOB_GPUS with the
  * visible lists; build_multi_task_wrapper slices _ALL_GPUS per LOCAL_RANK;
  * a job without GPUs gets it empty, gpu_deny_visibility).  -1 when neither
- * says; *FROM names the source. */
-long mad_gpus_of_step(mad_getenv_fn getenv_fn, void *ctx, const char **from);
+ * says; *FROM names the source, *VAR the variable (VAR may be NULL). */
+long mad_gpus_of_step(mad_getenv_fn getenv_fn, void *ctx, const char **from, const char **var);
 
 /* The count, or -1 when nothing tells (no GPU found is "unknown", not 0:
  * a node may have GPUs this code cannot see).  *FROM names the source.

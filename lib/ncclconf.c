@@ -9,20 +9,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define NCCL_LINE_MAX 4095  /* param.cc: fgets(line, 4096) */
 #define NCCL_FIELD_MAX 1023 /* param.cc: envVar[1024], envValue[1024] */
+#define NCCL_PATH_MAX 1024  /* param.cc: confFilePath[1024] */
 
 int mad_ncclconf_parse(const char *text, size_t len, const char *name, char *value, size_t size)
 {
 	size_t name_len = strlen(name), at = 0;
 
+	if (name_len == 0)
+		return 0; /* setenv refuses an empty name */
 	while (at < len) {
-		const char *line = text + at, *nl = memchr(line, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - line) : len - at, key, vlen;
-		const char *eq;
+		const char *line = text + at, *nl, *eq;
+		size_t n = len - at < NCCL_LINE_MAX ? len - at : NCCL_LINE_MAX, key, vlen;
 
-		at += n + (nl != NULL);
-		/* setEnvFile works on a C string: a NUL ends the line there */
+		/* fgets: to the first '\n' or 4095 bytes, whichever comes first */
+		nl = memchr(line, '\n', n);
+		if (nl)
+			n = (size_t)(nl - line) + 1;
+		at += n;
+		/* then a C string (a NUL ends it) without one '\n', then one '\r' */
 		n = strnlen(line, n);
+		if (n && line[n - 1] == '\n')
+			n--;
+		if (n && line[n - 1] == '\r')
+			n--;
 		if (n == 0 || line[0] == '#')
 			continue;
 		eq = memchr(line, '=', n);
@@ -57,7 +68,7 @@ static int trusted(int fd, long uid)
 	if (geteuid() != 0 || uid < 0)
 		return 1; /* read as the user: what NCCL would read */
 	if (st.st_uid == (uid_t)uid)
-		return 1;
+		return (st.st_mode & S_IRUSR) != 0; /* as the user's NCCL could open it */
 	return st.st_uid == 0 && (st.st_mode & S_IROTH);
 }
 
@@ -71,7 +82,9 @@ static int read_file(const char *path, long uid, const char *name, char *value, 
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 0;
-	if (trusted(fd, uid)) {
+	/* regular: a read may wait for the file system now (a FUSE file
+	 * could answer EAGAIN and be read short), never for a writer */
+	if (trusted(fd, uid) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0) {
 		while (got < sizeof(buf)) {
 			ssize_t n = read(fd, buf + got, sizeof(buf) - got);
 
@@ -91,13 +104,13 @@ int mad_ncclconf_lookup(const struct mad_ncclconf_files *f, const char *name, ch
 			size_t vsize, char *path, size_t psize)
 {
 	const char *etc = f->etc ? f->etc : "/etc/nccl.conf";
-	char user[4096];
+	char user[NCCL_PATH_MAX]; /* cut as NCCL cuts it: the file it opens */
 
 	user[0] = '\0';
 	if (!f->etc_only) {
 		if (f->conf_file && *f->conf_file)
 			snprintf(user, sizeof(user), "%s", f->conf_file);
-		else if (f->home && *f->home)
+		else if (f->home)
 			snprintf(user, sizeof(user), "%s/.nccl.conf", f->home);
 	}
 	if (*user && read_file(user, f->uid, name, value, vsize)) {

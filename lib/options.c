@@ -412,12 +412,15 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_
 		}
 		mad_opt_spank_env_name(opt, name, sizeof(name));
 		rc = from_env(opts, opt, name, MAD_SRC_SPANK_ENV, getenv_fn, ctx, err, size);
-		/* In this job's own steps MAD_NPROC_PER_NODE is what its batch
-		 * step computed for its own layout, not an option: a step of
-		 * another layout computes its own (contract.c choose_nproc),
-		 * and the user's option reaches it in SLURM's SPANK form. */
+		/* In this job's own srun steps MAD_NPROC_PER_NODE is what its
+		 * batch step computed for its own layout, not an option: a step
+		 * of another layout computes its own (contract.c choose_nproc),
+		 * and the user's option reaches it in SLURM's SPANK form.  In
+		 * the batch script (and spur's per-node one) it is the value
+		 * mad.so took there, the option included. */
 		if (rc == 0 && (!from_mad_job || opt == MAD_OPT_MODEL || opt == MAD_OPT_RUN_DIR) &&
-		    !(origin == MAD_ENV_OWN_JOB && opt == MAD_OPT_NPROC_PER_NODE)) {
+		    !(opt == MAD_OPT_NPROC_PER_NODE && origin == MAD_ENV_OWN_JOB &&
+		      getenv_fn(ctx, "SLURM_STEP_ID", name, sizeof(name)) == 1)) {
 			mad_opt_env_name(opt, name, sizeof(name));
 			rc = from_env(opts, opt, name, MAD_SRC_ENV, getenv_fn, ctx, err, size);
 		}

@@ -178,6 +178,7 @@ assert_task() { # T lines...
 
 @test "gpus: an agent's task (srun -n1 --gres=gpu:4 torchrun --nproc_per_node=4, real torchrun): no device of its own; each worker takes its LOCAL_RANK, GPU 0..3" {
 	require_torch
+	local submit_within=150 submit_time=2 # torch's start on a loaded machine, as the torch files allow
 	submit -w n1 -N1 -n1 -c2 --gres=gpu:4 --mad-model=m --wrap 'srun ./gpu-agent.sh'
 	assert_success
 	run cat "$out"

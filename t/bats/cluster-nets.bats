@@ -38,7 +38,7 @@ nets_cluster() {
 	export MAD_CLUSTER_DIR=/tmp/mad-cluster-nets$nets_slot MAD_CLUSTER_NODES=2 MAD_CLUSTER_NETNS=1 \
 		MAD_CLUSTER_NETS=2 MAD_CLUSTER_SUBNET=10.213.$nets_slot MAD_CLUSTER_SUBNET2=10.213.$((nets_slot + 100)) \
 		MAD_CLUSTER_BRIDGE=madbr$nets_slot MAD_CLUSTER_NS_PREFIX=madns$nets_slot- MAD_CLUSTER_CTLD_PORT=$port \
-		MAD_CLUSTER_SLURMD_PORT=$((port + 14)) MAD_CLUSTER_GPUS=0 MAD_SLURM_PREFIX=$nets_slurm
+		MAD_CLUSTER_SLURMD_PORT=$((port + 14)) MAD_CLUSTER_GPUS=0 MAD_SLURM_PREFIX=${nets_slurm:-${MAD_SLURM_PREFIX:-}}
 	cluster_bin=$(cd "$BATS_TEST_DIRNAME/../cluster" && pwd)
 }
 

@@ -205,6 +205,8 @@ gpu_task() { # T [VAR=VALUE...]
 	printf 'NCCL_DEBUG=INFO\n' >"$conf"
 	printf 'NCCL_SOCKET_IFNAME=x\n' >"$home/.nccl.conf"
 	for env in NCCL_CONF_FILE="$conf" HOME="$home"; do
+		# CI's fresh machine has none; elsewhere a site's would decide
+		[[ ! -e /etc/nccl.conf || -z ${CI:-} ]] || { echo "/etc/nccl.conf exists here"; false; }
 		[[ ! -e /etc/nccl.conf ]] || skip "this machine has an /etc/nccl.conf"
 		run "${job[@]}" MAD_SOCKET_IFNAME=auto "$env" sh -c 'eval "$(mad-env)" && echo "[$NCCL_SOCKET_IFNAME]"'
 		assert_output "[$ifname]"

@@ -131,7 +131,6 @@ TEST(spur_step_of_several_tasks_a_node_counts_by_block_and_sees_its_gpu_slice)
 	/* 5 tasks over 2 nodes: 3 on the first, 2 on the second */
 	t3.vars[4] = "SLURM_STEP_NUM_TASKS=5";
 	t3.vars[5] = "SLURM_NTASKS=5";
-	t3.vars[7] = "SLURM_JOB_NUM_NODES=2";
 	mad_facts_from_env(&f, env_get, &t3, nodelist, sizeof(nodelist));
 	CHECK(f.local_ntasks == 2);
 	t3.vars[8] = "SLURM_NODEID=0";
@@ -879,9 +878,14 @@ TEST(an_agents_task_leaves_the_device_to_its_processes)
 	CHECK(!x.has_device && x.unset_device);
 	CHECK(strstr(x.device_from,
 		     "unset (an agent's task: MAD_NPROC_PER_NODE=4 processes on 1 task a node") != NULL);
-	/* two agents of 4 on a node of 8 unbound GPUs */
-	CHECK(gpu_task_with(1, 2, "8", "0,1,2,3,4,5,6,7", NULL, nproc8) == 0);
+	/* two agents of 4, SLURM bound each its own 4 of the node's 8
+	 * (--gpus-per-task=4): each worker's LOCAL_RANK among its agent's 4 */
+	CHECK(gpu_task_with(1, 2, "8", "4,5,6,7", NULL, nproc8) == 0);
 	CHECK(c.nproc == 8 && c.device == -1);
+	/* ... but two agents that both see all 8 would each put their workers
+	 * on GPUs 0..3: not an agent's rule; LOCAL_RANK's, as before */
+	CHECK(gpu_task_with(1, 2, "8", "0,1,2,3,4,5,6,7", NULL, nproc8) == 0);
+	CHECK(c.nproc == 8 && c.device == 1);
 	/* ... but SLURM bound each task one GPU: not an agent's, its own
 	 * device and the warning stay whatever the count says */
 	CHECK(gpu_task_with(1, 2, "2", "1", NULL, nproc8) == 0);
@@ -918,11 +922,21 @@ TEST(a_steps_nproc_is_its_own_not_its_batch_steps)
 					   "MAD_NPROC_PER_NODE=4", NULL };
 	static const char *const other[] = { "MAD_ENV_FROM=mad.so", "MAD_COLLECT_JOB_ID=59",
 					     "MAD_NPROC_PER_NODE=4", NULL };
+	struct env batch = { { "MAD_MODEL=m", "SLURM_JOB_ID=60", "SLURM_JOB_NUM_NODES=1",
+			       "SLURM_JOB_NODELIST=192.0.2.1", "SLURM_TASKS_PER_NODE=2",
+			       "MAD_ENV_FROM=spank", "MAD_COLLECT_JOB_ID=60", "MAD_NPROC_PER_NODE=8" } };
+	struct mad_facts bf;
+	char bnodes[64];
 	struct exported x;
 
 	CHECK(gpu_task_with(1, 2, "4", "0,1,2,3", NULL, own) == 0);
 	CHECK(c.nproc == 2 && c.device == 1);
 	CHECK_STR(c.nproc_from, "computed (tasks per node)");
+	/* mad-env in the batch script itself: the value mad.so took there
+	 * (MAD_NPROC_PER_NODE=8 given at submission), not a recount */
+	mad_facts_from_env(&bf, env_get, &batch, bnodes, sizeof(bnodes));
+	CHECK(compute(&batch, &bf) == 0);
+	CHECK(c.nproc == 8);
 	/* a step of one task a node takes the batch step's count */
 	CHECK(gpu_task_with(0, 1, "4", "0,1,2,3", NULL, own) == 0);
 	CHECK(c.nproc == 4 && c.device == -1);

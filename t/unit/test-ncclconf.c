@@ -52,16 +52,28 @@ TEST(lines_as_nccl_reads_them)
 	/* an empty value names it: NCCL sets it, empty */
 	CHECK(parse("NCCL_SOCKET_IFNAME=\nNCCL_SOCKET_IFNAME=eth1\n", "NCCL_SOCKET_IFNAME") == 1);
 	CHECK_STR(value, "");
-	/* only '\n' is dropped: a CRLF file's value keeps its '\r' */
+	/* one '\n' is dropped, then one '\r': a CRLF file's value is without it */
 	CHECK(parse("NCCL_SOCKET_IFNAME=eth0\r\n", "NCCL_SOCKET_IFNAME") == 1);
+	CHECK_STR(value, "eth0");
+	CHECK(parse("NCCL_SOCKET_IFNAME=eth0\r\r\n", "NCCL_SOCKET_IFNAME") == 1);
 	CHECK_STR(value, "eth0\r");
+	CHECK(parse("NCCL_SOCKET_IFNAME=eth0\r", "NCCL_SOCKET_IFNAME") == 1);
+	CHECK_STR(value, "eth0");
+	CHECK(parse("NCCL_SOCKET_IFNAME=\r\n", "NCCL_SOCKET_IFNAME") == 1);
+	CHECK_STR(value, "");
+	CHECK(parse("\r\n#\r\nNCCL_SOCKET_IFNAME\r\n", "NCCL_SOCKET_IFNAME") == 0);
 	/* the last line needs no newline */
 	CHECK(parse("NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=^docker,lo", "NCCL_SOCKET_IFNAME") == 1);
 	CHECK_STR(value, "^docker,lo");
 	/* a NUL ends the line as NCCL's C string does */
-	CHECK(mad_ncclconf_parse("NCCL_SOCKET\0IFNAME=x\nNCCL_SOCKET_IFNAME=a\0b\n", 41,
+	CHECK(mad_ncclconf_parse("NCCL_SOCKET\0IFNAME=x\nNCCL_SOCKET_IFNAME=a\0b\n", 44,
 				 "NCCL_SOCKET_IFNAME", value, sizeof(value)) == 1);
 	CHECK_STR(value, "a");
+	/* the '\r' before such a NUL ends the C string: dropped */
+	CHECK(mad_ncclconf_parse("N=a\r\0b\n", 7, "N", value, sizeof(value)) == 1);
+	CHECK_STR(value, "a");
+	/* setenv refuses an empty name: "=x" sets nothing */
+	CHECK(parse("=x\n", "") == 0);
 	/* a small buffer gets the value's start; none counts all the same */
 	CHECK(mad_ncclconf_parse("N=abcdef\n", 9, "N", value, 4) == 1);
 	CHECK_STR(value, "abc");
@@ -86,6 +98,39 @@ TEST(names_and_values_cut_at_1023_bytes)
 	strcpy(text + 1501, "x");
 	CHECK(parse(text, name) == 1); /* the 1500-byte key cut to 1023 */
 	CHECK_STR(value, "x");
+}
+
+/* fgets(line, 4096): a line longer than 4095 bytes is read in pieces, and
+ * each piece is a line of its own. */
+TEST(a_line_of_more_than_4095_bytes_is_read_as_several)
+{
+	static char text[5000];
+	size_t n;
+
+	/* the second piece starts with the name: NCCL 2.30 sets it */
+	memset(text, 'x', sizeof(text));
+	memcpy(text, "X=", 2);
+	strcpy(text + 4095, "NCCL_SOCKET_IFNAME=eth9\n");
+	CHECK(parse(text, "NCCL_SOCKET_IFNAME") == 1);
+	CHECK_STR(value, "eth9");
+	/* one byte further, the piece starts with "N" cut off */
+	memset(text, 'x', sizeof(text));
+	memcpy(text, "X=", 2);
+	strcpy(text + 4096, "NCCL_SOCKET_IFNAME=eth9\n");
+	CHECK(parse(text, "NCCL_SOCKET_IFNAME") == 0);
+	/* a comment of exactly 4095 bytes leaves its '\n' as an empty piece */
+	memset(text, '#', 4095);
+	strcpy(text + 4095, "\nN=a\n");
+	CHECK(parse(text, "N") == 1);
+	CHECK_STR(value, "a");
+	/* a '\r' is dropped at a piece's end too */
+	memset(text, 'v', sizeof(text));
+	memcpy(text, "N=", 2);
+	n = 4095;
+	text[n - 1] = '\r';
+	text[n] = '\0';
+	CHECK(parse(text, "N") == 1);
+	CHECK(strlen(value) == 1023);
 }
 
 /* NCCL_CONF_FILE replaces ~/.nccl.conf; /etc/nccl.conf comes after
@@ -134,6 +179,35 @@ TEST(the_first_file_of_nccls_order_that_names_it_decides)
 				  sizeof(from)) == 0);
 }
 
+/* A path is cut to 1023 bytes (confFilePath[1024]): NCCL opens the cut one. */
+TEST(a_path_is_cut_to_1023_bytes_as_nccl_cuts_it)
+{
+	static char full[1100], given[1200], got[1100];
+	struct mad_ncclconf_files f = { NULL, NULL, "/nonexistent", -1, 0 };
+	size_t n;
+	int fd;
+
+	snprintf(full, sizeof(full), "%s", dir);
+	while ((n = strlen(full)) < 1023 - 250) {
+		memset(full + n, 'd', 201);
+		full[n] = '/';
+		full[n + 201] = '\0';
+		CHECK(mkdir(full, 0755) == 0);
+	}
+	full[n] = '/';
+	memset(full + n + 1, 'f', 1023 - n - 1);
+	full[1023] = '\0';
+	fd = open(full, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "N=cut\n", 6) == 6);
+	if (fd >= 0)
+		close(fd);
+	snprintf(given, sizeof(given), "%s.not-this-one", full);
+	f.conf_file = given;
+	CHECK(mad_ncclconf_lookup(&f, "N", value, sizeof(value), got, sizeof(got)) == 1);
+	CHECK_STR(value, "cut");
+	CHECK_STR(got, full);
+}
+
 /* A FIFO, a folder or a device is never read (a FIFO would block); a
  * long file is read to its first 64 KiB only. */
 TEST(only_regular_files_and_only_their_first_64_kib)
@@ -173,6 +247,10 @@ TEST(as_root_only_the_users_or_roots_world_readable_files_decide)
 	CHECK(chown(p, 1000, 1000) == 0);
 	CHECK(mad_ncclconf_lookup(&f, "NCCL_SOCKET_IFNAME", value, sizeof(value), from,
 				  sizeof(from)) == 1);
+	CHECK(chmod(p, 0200) == 0); /* the user's, which the user cannot read */
+	CHECK(mad_ncclconf_lookup(&f, "NCCL_SOCKET_IFNAME", value, sizeof(value), from,
+				  sizeof(from)) == 0);
+	CHECK(chmod(p, 0644) == 0);
 	CHECK(chown(p, 12345, 12345) == 0); /* another user's */
 	CHECK(mad_ncclconf_lookup(&f, "NCCL_SOCKET_IFNAME", value, sizeof(value), from,
 				  sizeof(from)) == 0);
@@ -198,7 +276,9 @@ int main(void)
 		return 1;
 	RUN(lines_as_nccl_reads_them);
 	RUN(names_and_values_cut_at_1023_bytes);
+	RUN(a_line_of_more_than_4095_bytes_is_read_as_several);
 	RUN(the_first_file_of_nccls_order_that_names_it_decides);
+	RUN(a_path_is_cut_to_1023_bytes_as_nccl_cuts_it);
 	RUN(only_regular_files_and_only_their_first_64_kib);
 	RUN(as_root_only_the_users_or_roots_world_readable_files_decide);
 	rc = unit_done();

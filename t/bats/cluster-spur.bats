@@ -622,8 +622,10 @@ spur_submit() {
 # the job is lost once it is listed running --overtime past its time limit.
 @test "spurd restarted mid-job (#803): listed RUNNING after it ended; its markers decide at once, without them it is lost" {
 	use_gen 0.12
-	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 5\nmad-mark 0\n' >orphan-ok.sh
-	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 5\n[[ $NODE_RANK == 1 ]] && kill -9 $$\nmad-mark 0\n' >orphan-lost.sh
+	# each runs 12 s: both are still running when their spurd "restarts", even where the
+	# loaded machine's squeue takes seconds to say RUNNING (5 s was a race there)
+	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 12\nmad-mark 0\n' >orphan-ok.sh
+	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 12\n[[ $NODE_RANK == 1 ]] && kill -9 $$\nmad-mark 0\n' >orphan-lost.sh
 	chmod 0755 orphan-ok.sh orphan-lost.sh
 	spur_submit sbatch --nodes=2 -o /dev/null orphan-ok.sh
 	ok=$jobid

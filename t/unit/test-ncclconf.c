@@ -104,8 +104,7 @@ TEST(names_and_values_cut_at_1023_bytes)
  * each piece is a line of its own. */
 TEST(a_line_of_more_than_4095_bytes_is_read_as_several)
 {
-	static char text[5000];
-	size_t n;
+	static char text[5000], name[1024];
 
 	/* the second piece starts with the name: NCCL 2.30 sets it */
 	memset(text, 'x', sizeof(text));
@@ -123,14 +122,16 @@ TEST(a_line_of_more_than_4095_bytes_is_read_as_several)
 	strcpy(text + 4095, "\nN=a\n");
 	CHECK(parse(text, "N") == 1);
 	CHECK_STR(value, "a");
-	/* a '\r' is dropped at a piece's end too */
-	memset(text, 'v', sizeof(text));
-	memcpy(text, "N=", 2);
-	n = 4095;
-	text[n - 1] = '\r';
-	text[n] = '\0';
-	CHECK(parse(text, "N") == 1);
-	CHECK(strlen(value) == 1023);
+	/* a '\r' is dropped at a piece's end too: a 1023-byte name (a
+	 * 3500-byte key cut to it), then 593 bytes of value and a '\r' */
+	memset(name, 'n', 1023);
+	name[1023] = '\0';
+	memset(text, 'n', 3500);
+	text[3500] = '=';
+	memset(text + 3501, 'v', 593);
+	strcpy(text + 4094, "\rtail\n");
+	CHECK(parse(text, name) == 1);
+	CHECK(strlen(value) == 593 && value[592] == 'v');
 }
 
 /* NCCL_CONF_FILE replaces ~/.nccl.conf; /etc/nccl.conf comes after

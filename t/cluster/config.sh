@@ -70,6 +70,13 @@
 # seconds start waits for all nodes to be idle once every slurmd runs (a node a second each
 # 4 nodes beyond the first 240: a loaded 2-core host registers about that many)
 : "${MAD_CLUSTER_START_TIMEOUT:=$((MAD_CLUSTER_NODES > 240 ? 60 + (MAD_CLUSTER_NODES - 240) / 4 : 60))}"
+# SLURM's MessageTimeout: how long a client waits for a daemon's answer. A site's slurmctld
+# and slurmds have cores of their own; here 2 cores carry them all, and when 256 batch
+# scripts each ask for a step at once the controller answers some of them after 10 s. The
+# client has then given up and asks again, while the step of the lost answer holds the job's
+# CPUs: its srun waits for them for ever (t/README.md, "Clusters of hundreds of nodes").
+# So 10 s up to 128 nodes, then 60.
+: "${MAD_CLUSTER_MESSAGE_TIMEOUT:=$((MAD_CLUSTER_NODES > 128 ? 60 : 10))}"
 : "${MAD_SLURM_PREFIX:=}"                    # a SLURM built by t/slurm/build; empty: Debian's
 
 # The cluster runs one SLURM release everywhere: its daemons here, and its clients in every

@@ -104,3 +104,14 @@ teardown_file() {
 		timeout 120 "$CLUSTER/start" >&2 || true
 	fi
 }
+
+@test "start refuses a MessageTimeout that is not seconds, naming it, and the running cluster stays" {
+	pid_before=$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")
+	for bad in 0 abc 10s 99999; do
+		MAD_CLUSTER_MESSAGE_TIMEOUT=$bad run timeout 60 "$CLUSTER/start"
+		assert_failure 2
+		assert_output "MAD_CLUSTER_MESSAGE_TIMEOUT must be seconds, 1..9999 (got '$bad')"
+	done
+	assert_equal "$(cat "$MAD_CLUSTER_DIR/run/slurmctld.pid")" "$pid_before"
+	grep -qx 'MessageTimeout=10' "$MAD_CLUSTER_DIR/etc/slurm.conf"
+}

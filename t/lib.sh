@@ -12,6 +12,17 @@ load_helpers() {
 	load /usr/lib/bats/bats-assert/load
 }
 
+# trials N: how many times a test that repeats a race runs it: N, or a quarter
+# of N (rounded up) in a sanitized build (MAD_SANITIZED=1, set by Makefile.am),
+# where each tool starts about 4 times slower and the whole pass has a budget.
+trials() {
+	if [[ ${MAD_SANITIZED:-0} == 1 ]]; then
+		echo $((($1 + 3) / 4))
+	else
+		echo "$1"
+	fi
+}
+
 # A test that needs something the machine lacks: fail under CI (where the
 # suite installs everything), skip with the reason elsewhere.
 require() {

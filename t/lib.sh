@@ -68,9 +68,12 @@ require_spur_host() {
 # and answers none, with resolv.conf's options timeout:TIMEOUT and
 # attempts:ATTEMPTS (how long glibc itself would wait); its /etc/hosts
 # names localhost, mad-listed-node (192.0.2.41) and mad-listed-v6
-# (2001:db8::41); nsswitch.conf asks files, then dns.  CMD's exit status.
+# (2001:db8::41); nsswitch.conf asks files, then dns.  The name of each
+# question it reads is appended to $SILENT_RESOLVER_LOG, if set (it waits
+# 0.2 s after CMD before it stops, for a question sent as CMD exits): a test
+# asserts what the name server was asked, not a clock.  CMD's exit status.
 silent_resolver() {
-	local d
+	local d log=${SILENT_RESOLVER_LOG:-/dev/null}
 	d=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/silent-resolver.XXXXXX")
 	printf 'nameserver 127.0.0.1\noptions timeout:%s attempts:%s\n' "$1" "$2" >"$d/resolv.conf"
 	printf '%s\n' '127.0.0.1 localhost' '::1 localhost' '192.0.2.41 mad-listed-node' \
@@ -80,8 +83,8 @@ silent_resolver() {
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	unshare --net --mount bash -c '
 		set -e
-		d=$1
-		shift
+		d=$1 log=$2
+		shift 2
 		ip link set lo up
 		for f in resolv.conf hosts nsswitch.conf; do mount --bind "$d/$f" "/etc/$f"; done
 		# a name service cache would answer from outside the namespace
@@ -90,18 +93,27 @@ silent_resolver() {
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((\"127.0.0.1\", 53))
+log = open(sys.argv[2], \"a\")
 open(sys.argv[1], \"w\").write(\"ready\\n\")
 while True:
-    s.recv(4096)
-" "$d/ready" &
+    q = s.recv(4096)
+    # the question name: length-prefixed labels after the 12-byte header
+    i, labels = 12, []
+    while i < len(q) and q[i] and len(labels) < 128:
+        labels.append(q[i + 1:i + 1 + q[i]].decode(\"ascii\", \"replace\"))
+        i += 1 + q[i]
+    log.write(\".\".join(labels) + \"\\n\")
+    log.flush()
+" "$d/ready" "$log" &
 		dns=$!
 		for ((i = 0; i < 100; i++)); do [[ -s $d/ready ]] && break; sleep 0.1; done
 		[[ -s $d/ready ]] || { echo "silent_resolver: the name server did not start" >&2; exit 99; }
 		set +e
 		"$@"
 		rc=$?
+		sleep 0.2
 		kill "$dns"
-		exit "$rc"' silent-resolver "$d" "$@"
+		exit "$rc"' silent-resolver "$d" "$log" "$@"
 }
 
 # The mad.so under test. MAD_INSTALLED=deb: the one the installed mad-spank

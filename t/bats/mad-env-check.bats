@@ -19,7 +19,7 @@ check_ranks() {
 	rcs=()
 	for r in 0 1 2; do
 		# shellcheck disable=SC2086 # the extra env is word lists on purpose
-		"${job[@]}" RANK=$r ${extra[r]:-} mad-env --check=3 >"$BATS_TEST_TMPDIR/rank$r" 2>&1 &
+		"${job[@]}" RANK=$r ${extra[r]:-} mad-env --check=6 >"$BATS_TEST_TMPDIR/rank$r" 2>&1 &
 		pids+=($!)
 	done
 	for r in 0 1 2; do

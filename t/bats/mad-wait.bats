@@ -148,8 +148,14 @@ expect() { # job count
 	marker 30 0 "0\nrank=0\nhost=a\ntime=$(date +%s)\n"
 	expect 31 1
 	printf '30 RUNNING 1:00:00\n31 RUNNING 1:00:00\n' >"$BATS_TEST_TMPDIR/queue"
-	(sleep 1.5; marker 30 1 '0\n'; marker 31 0 '0\n') &
-	run -0 mad-wait -d "$run_dir" --json --interval 1 30 31
+	# the last markers come once squeue was first asked: about one interval
+	# before the next call, however late the machine lets mad-wait start
+	(
+		for _ in $(seq 200); do [[ -s $BATS_TEST_TMPDIR/squeue.calls ]] && break; sleep 0.05; done
+		marker 30 1 '0\n'
+		marker 31 0 '0\n'
+	) &
+	run -0 mad-wait -d "$run_dir" --json --interval 2 30 31
 	cat "$BATS_TEST_TMPDIR/squeue.calls"
 	# asked at once about both (whose markers count, since when), then
 	# once an interval, one list a call: about the jobs still undecided,
@@ -245,12 +251,20 @@ expect() { # job count
 @test "Ctrl-C: exit 130 and the job is left alone" {
 	expect 50 1
 	printf '50 RUNNING 10\n' >"$BATS_TEST_TMPDIR/queue"
-	mad-wait -d "$run_dir" 50 2>"$BATS_TEST_TMPDIR/err" &
+	# a background job of this shell starts with SIGINT ignored, and mad-wait
+	# sets its handlers before it first asks squeue: the signal is sent after
+	# that call (at most 30 s on), and a watchdog ends a mad-wait that missed
+	# it at 60 s (a failure, never a hang of the run)
+	mad-wait -d "$run_dir" 50 2>"$BATS_TEST_TMPDIR/err" 3>&- &
 	pid=$!
-	sleep 0.5
+	(sleep 60 && kill -KILL "$pid") >/dev/null 2>&1 3>&- &
+	watchdog=$!
+	for _ in $(seq 600); do [[ -s $BATS_TEST_TMPDIR/squeue.calls ]] && break; sleep 0.05; done
 	kill -INT "$pid"
 	local rc=0
 	wait "$pid" || rc=$?
+	kill "$watchdog" 2>/dev/null || true
+	[[ -s $BATS_TEST_TMPDIR/squeue.calls ]]
 	[[ $rc == 130 ]]
 	grep -q "interrupted by signal 2; the job is left alone" "$BATS_TEST_TMPDIR/err"
 }
@@ -419,7 +433,7 @@ follow_for_3s() { # pattern
 	(($(grep -c "'slurm-90.out' is a character device: not read" "$BATS_TEST_TMPDIR/err") == 1))
 	[[ ! -s $BATS_TEST_TMPDIR/out ]]
 	((rss < base + 16384))
-	((${wall%.*} < 5)) # within 2 s of the timeout
+	((${wall%.*} < 10)) # a read to the end would take longer, and write more (below)
 	# a regular file is read, at most 1 MiB per poll: the wait still ends on time
 	truncate -s 3G "$BATS_TEST_TMPDIR/sparse-90.out"
 	follow_for_3s 'sparse-%j.out'
@@ -427,7 +441,9 @@ follow_for_3s() { # pattern
 	refute grep -q "out of memory" "$BATS_TEST_TMPDIR/err"
 	[[ $(head -c 9 "$BATS_TEST_TMPDIR/out") == '[job 90] ' ]]
 	((rss < base + 16384))
-	((${wall%.*} < 5))
+	((${wall%.*} < 10))
+	# at most 1 MiB a poll, a poll every 0.25 s for 3 s: far from the 3 GB a whole read writes
+	(($(stat -c %s "$BATS_TEST_TMPDIR/out") < 64 * 1024 * 1024))
 }
 
 @test "--follow reads regular files only: a FIFO and a folder are named once and never read" {

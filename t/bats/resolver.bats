@@ -21,19 +21,27 @@ setup() {
 }
 
 @test "mad-env: a resolver that never answers fails within the deadline, naming the host and the deadline" {
-	start=$SECONDS
-	# glibc alone would wait 2 x 30 s for each address family
+	export SILENT_RESOLVER_LOG=$BATS_TEST_TMPDIR/asked
+	# glibc alone would wait 2 x 30 s for each address family.  mad-env alone
+	# is timed, inside the namespace: the namespace's and the name server's
+	# start are not the deadline's, and took seconds on a loaded machine (the
+	# clock's non-digits dropped, so a comma locale cannot break it)
 	run silent_resolver 30 2 timeout 100 "${job[@]}" SLURM_JOB_NODELIST=mad-silent-node \
-		mad-env
-	took=$((SECONDS - start))
-	echo "took $took s: $output"
+		bash -c 's=${EPOCHREALTIME//[!0-9]/}; mad-env; rc=$?
+			echo "took_ms $(((${EPOCHREALTIME//[!0-9]/} - s) / 1000))"; exit $rc'
+	echo "$output"
 	assert_failure 1
 	assert_output --partial "cannot resolve rank 0's node 'mad-silent-node': not in /etc/hosts, and the resolver did not answer within $deadline s"
-	((took >= deadline - 1 && took <= deadline + 5))
+	took_ms=$(sed -n 's/^took_ms //p' <<<"$output")
+	((took_ms >= (deadline - 1) * 1000 && took_ms <= (deadline + 5) * 1000))
+	# the name reached the name server (bare, or with the host's search domain)
+	grep -q '^mad-silent-node\(\.\|$\)' "$SILENT_RESOLVER_LOG"
 }
 
 @test "mad-env: a name in the hosts file needs no resolver" {
-	start=$SECONDS
+	# what the name server was asked, not a clock: on a loaded machine two
+	# namespace starts alone can take seconds
+	export SILENT_RESOLVER_LOG=$BATS_TEST_TMPDIR/asked
 	run silent_resolver 30 2 timeout 100 "${job[@]}" SLURM_JOB_NODELIST=mad-listed-node \
 		bash -c 'eval "$(mad-env)" && echo "$MASTER_ADDR"'
 	assert_success
@@ -42,12 +50,14 @@ setup() {
 		bash -c 'eval "$(mad-env)" && echo "$MASTER_ADDR"'
 	assert_success
 	assert_output 2001:db8::41
-	(((SECONDS - start) <= 5))
+	run cat "$SILENT_RESOLVER_LOG"
+	assert_output ''
 }
 
 @test "16 threads at once, each within its deadline; the late answers are freed" {
 	# glibc gives up after 1 s: the answers come after the 0.3 s deadline,
-	# within the 4 s the program lingers (LeakSanitizer in an ASan build,
+	# within the 4 s the program lingers; a thread may take up to 4 s on a
+	# loaded machine, where 16 deadlines in turn would take 4.8 s (LeakSanitizer in an ASan build,
 	# valgrind.bats in a plain one, watch them freed)
 	run silent_resolver 1 1 timeout 60 "$MAD_BUILDDIR/t/unit/resolve" --threads 16 --linger 4 \
 		mad-silent-node /etc/hosts 300
@@ -55,6 +65,6 @@ setup() {
 	assert_success
 	[[ $(grep -c "error cannot resolve rank 0's node 'mad-silent-node': not in /etc/hosts, and the resolver did not answer within 0.3 s" <<<"$output") -eq 16 ]]
 	while read -r ms _; do
-		((ms >= 300 && ms <= 2000)) || { echo "a thread took $ms ms"; false; }
+		((ms >= 300 && ms <= 4000)) || { echo "a thread took $ms ms"; false; }
 	done <<<"$output"
 }

@@ -254,6 +254,19 @@ auto_port() { # JOB [STEP]
 	echo $((20000 + ($1 % 100000 * 64 + slot) % 9000))
 }
 
+# port_holders FILES...: for each "MASTER_PORT P is already in use on rank 0's node N" a job
+# printed in FILES, what node N's namespace lists on port P now (ss, with the owning
+# processes): a failed launch then says what held the port, not only that one did.
+port_holders() {
+	local p n
+	cat "$@" 2>/dev/null | sed -n "s/.*MASTER_PORT \([0-9]*\) is already in use on rank 0's node \([^ ]*\) .*/\1 \2/p" |
+		sort -u | while read -r p n; do
+		echo "what ${MAD_CLUSTER_NS_PREFIX:-}$n lists on port $p now:"
+		nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX:-}$n" \
+			ss -tanpe "( sport = :$p or dport = :$p )" 2>&1 | head -n 20
+	done
+}
+
 # Every one of WORLD ranks printed its line once: ranks 0..WORLD-1, world=WORLD and sum=WORLD
 # everywhere, and on each host LOCAL_RANK 0..n-1 with LOCAL_WORLD_SIZE n for its n ranks.
 # TORCHRUN: the ranks are torchrun's children, whose LOCAL_* torchrun sets from
@@ -261,6 +274,7 @@ auto_port() { # JOB [STEP]
 assert_allreduce() { # world files...
 	local world=$1
 	shift
+	port_holders "$@"
 	allreduce_lines "$@" | awk -v world="$world" '
 		{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
 		v["world"] != world { print "rank " v["rank"] ": world=" v["world"] ", not " world; bad = 1 }

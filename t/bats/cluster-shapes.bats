@@ -124,6 +124,7 @@ teardown() {
 	run "$AS_USER" timeout 150 sbatch --wait --parsable --mad-model=m --output="$out" "$script"
 	look_anew "$out"
 	cat "$out"
+	port_holders "$out"
 	assert_success
 	jobid=${output%%;*}
 	jobid=${jobid##*$'\n'}

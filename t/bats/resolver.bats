@@ -56,9 +56,9 @@ setup() {
 
 @test "16 threads at once, each within its deadline; the late answers are freed" {
 	# glibc gives up after 1 s: the answers come after the 0.3 s deadline,
-	# within the 4 s the program lingers; a thread may take up to 4 s on a
-	# loaded machine, where 16 deadlines in turn would take 4.8 s (LeakSanitizer in an ASan build,
-	# valgrind.bats in a plain one, watch them freed)
+	# within the 4 s the program lingers (LeakSanitizer in an ASan build,
+	# valgrind.bats in a plain one, watch them freed).  A thread may take up
+	# to 4 s on a loaded machine; 16 deadlines in turn would take 4.8 s.
 	run silent_resolver 1 1 timeout 60 "$MAD_BUILDDIR/t/unit/resolve" --threads 16 --linger 4 \
 		mad-silent-node /etc/hosts 300
 	echo "$output"

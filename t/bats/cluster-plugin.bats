@@ -91,18 +91,21 @@ setup() {
 }
 
 @test "precedence: command line > SLURM_SPANK env > MAD_* env > plugstack > default" {
-	echo "optional $so run-dir=$run_dir master-port=31000" >"$MAD_CLUSTER_PLUGSTACK"
+	# ports below the kernel's ephemeral range (32768..60999), where a connection of
+	# the node's own (slurmd's, srun's) may hold one, and above the auto range
+	# (20000..28999): a full run failed here on 33000, "already in use on n1"
+	echo "optional $so run-dir=$run_dir master-port=29100" >"$MAD_CLUSTER_PLUGSTACK"
 	job='echo port=$MASTER_PORT'
 	submit --mad-model=m --wrap "$job"
-	grep -qx 'port=31000' "$out"
-	MAD_MASTER_PORT=32000 submit --mad-model=m --wrap "$job"
-	grep -qx 'port=32000' "$out"
-	MAD_MASTER_PORT=32000 SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_master_port=33000 \
+	grep -qx 'port=29100' "$out"
+	MAD_MASTER_PORT=29200 submit --mad-model=m --wrap "$job"
+	grep -qx 'port=29200' "$out"
+	MAD_MASTER_PORT=29200 SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_master_port=29300 \
 		submit --mad-model=m --wrap "$job"
-	grep -qx 'port=33000' "$out"
-	MAD_MASTER_PORT=32000 SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_master_port=33000 \
-		submit --mad-model=m --mad-master-port=34000 --wrap "$job"
-	grep -qx 'port=34000' "$out"
+	grep -qx 'port=29300' "$out"
+	MAD_MASTER_PORT=29200 SLURM_SPANK__SLURM_SPANK_OPTION_mad_mad_master_port=29300 \
+		submit --mad-model=m --mad-master-port=29400 --wrap "$job"
+	grep -qx 'port=29400' "$out"
 	# the model itself from the env only (what spur users do)
 	MAD_MODEL=from-env submit --wrap 'echo model=$MAD_MODEL'
 	grep -qx 'model=from-env' "$out"

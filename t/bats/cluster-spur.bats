@@ -581,9 +581,13 @@ spur_submit() {
 		run head -1 "$run_dir/$jobid/done_rank0"
 		assert_output "$second"
 	done
-	# 0.8's requeue only cancels (spur #629): the job is gone, its marker missing
+	# 0.8's requeue only cancels (spur #629): the job is gone, its marker missing.
+	# proctrack/linuxproc signals a step's deepest process first (SLURM's
+	# src/plugins/proctrack/linuxproc/kill_tree.c _get_list): the script may reap
+	# its killed sleep and start its next line before its own SIGTERM comes, so
+	# that line runs only if the sleep ended of itself.
 	use_gen 0.8
-	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 60\nmad-mark 0\n' >rq8.sh
+	printf '#!/bin/bash\neval "$(mad-env)"\nsleep 60 && mad-mark 0\n' >rq8.sh
 	chmod 0755 rq8.sh
 	spur_submit sbatch -o /dev/null rq8.sh
 	wait_lines "$run_dir/$jobid/expected" 1 # its mad-env ran: the job is under way
@@ -616,7 +620,9 @@ spur_submit() {
 		date +%s.%N >$shared_q/rr-env.\$n.\$id
 		mad-env --barrier || exit 1
 		date +%s.%N >$shared_q/rr-barrier.\$n.\$id
-		((n == 2)) || sleep 60 # the first run is requeued while it runs
+		# the first run is requeued while it runs (then only its sleep's end
+		# may lead on: see the 0.8 requeue test above)
+		((n == 2)) || sleep 60 || exit
 		mad-mark 0
 	JOB
 	chmod 0755 rr.sh

@@ -99,13 +99,19 @@ setup() {
 		s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 		s.bind(("::", int(sys.argv[1])))
 		s.listen(1)
+		open(sys.argv[2], "w").close()
 		print("holding", flush=True)
 		time.sleep(30)
 	PY
 	chmod 0644 "$holder"
+	up=$MAD_CLUSTER_SHARED/address-holder.up
+	rm -f "$up"
 	start=$SECONDS
+	# the exchange starts once the holder listens (a step's start takes seconds on a
+	# loaded machine), within 30 s: a late holder would let rank 0 take the port
 	submit --nodes=2 --mad-model=m --mad-master-port="$port" --wrap "
-		srun --overlap -N1 -n1 -w n1 python3 $holder $port & sleep 2
+		srun --overlap -N1 -n1 -w n1 python3 $holder $port $up &
+		for i in \$(seq 300); do [ -e $up ] && break; sleep 0.1; done
 		srun --overlap --kill-on-bad-exit=1 --nodes=2 ./tcp-exchange; rc=\$?; kill %1 2>/dev/null; exit \$rc"
 	assert_failure
 	grep -q "MASTER_PORT $port is already in use on rank 0's node n1" "$out"

@@ -37,7 +37,7 @@ setup() {
 run_launcher() { # name [mad-render args...]
 	local name=$1 job=launch-$BATS_TEST_NUMBER
 	shift
-	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out
+	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out "$MAD_CLUSTER_SHARED/$job.stop"
 	mad-render -c "$tpl/example.yaml" -D "job_name=$job" -D "log_dir=$MAD_CLUSTER_SHARED" \
 		-D nnodes=2 -D nproc_per_node=2 -D time=00:02:00 -D model=x "$@" \
 		-o "$MAD_CLUSTER_SHARED/$job.sh" "$tpl/$name.sh.j2"
@@ -166,19 +166,21 @@ assert_standin_nodes() { # launcher n files...
 assert_ready_endpoint() { # name port [mad-render args...]
 	local name=$1 port=$2 job=launch-$BATS_TEST_NUMBER-$1
 	shift 2
-	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out
+	rm -f "$MAD_CLUSTER_SHARED/$job"-*.out "$MAD_CLUSTER_SHARED/$job.stop"
 	mad-render -c "$tpl/example.yaml" -D "job_name=$job" -D "log_dir=$MAD_CLUSTER_SHARED" \
 		-D nnodes=2 -D nproc_per_node=2 -D time=00:02:00 -D model=x -D port="$port" "$@" \
 		-o "$MAD_CLUSTER_SHARED/$job.sh" "$tpl/$name.sh.j2"
 	chmod 0644 "$MAD_CLUSTER_SHARED/$job.sh"
-	run "$AS_USER" sbatch --parsable "$job.sh"
+	# the stand-in serves until the test has asked it (STANDIN_SERVE_UNTIL)
+	run "$AS_USER" env STANDIN_SERVE_UNTIL="$MAD_CLUSTER_SHARED/$job.stop" sbatch --parsable "$job.sh"
 	assert_success
 	jobid=${output%%;*}
 	run --separate-stderr "$AS_USER" mad-wait --ready --timeout 120 "$jobid"
 	assert_success
 	assert_output --regexp "^http://[0-9.]+:$port\$"
-	# the stand-in serves for 5 s once up: the endpoint answers now
+	# the endpoint answers now
 	run curl -fsS -o /dev/null -w '%{http_code}' "$output/health"
+	"$AS_USER" touch "$MAD_CLUSTER_SHARED/$job.stop"
 	assert_output 200
 	run "$AS_USER" mad-wait --timeout 120 "$jobid"
 	cat "$MAD_CLUSTER_SHARED/$job"-*.out

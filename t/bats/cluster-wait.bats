@@ -98,8 +98,9 @@ waitfor() {
 	assert_failure 124
 	assert_output --partial "timed out after 3 s"
 	assert_output --partial "ranks missing: 0"
+	# left alone: still queued (on a loaded machine it may not have started in 3 s)
 	run "$AS_USER" squeue -h -j "$jobid" -o %T
-	assert_output RUNNING
+	assert_output --regexp '^(PENDING|RUNNING)$'
 	"$AS_USER" scancel "$jobid"
 }
 

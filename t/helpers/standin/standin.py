@@ -80,8 +80,9 @@ def report(name, **fields):
 def serve_health(host, port):
     """Serve as vLLM's and SGLang's HTTP servers do once up: GET /health answers 200
     (vllm/entrypoints/openai/api_server.py and sglang/srt/entrypoints/http_server.py,
-    "/health"), anything else 404, for STANDIN_SERVE_SECONDS (default 5); then return,
-    as if the server were stopped."""
+    "/health"), anything else 404, for STANDIN_SERVE_SECONDS (default 5), or until the
+    file STANDIN_SERVE_UNTIL names exists (at most 120 s then: a test's client may come
+    late on a loaded machine); then return, as if the server were stopped."""
     import http.server
     import threading
     import time
@@ -97,5 +98,8 @@ def serve_health(host, port):
 
     srv = http.server.ThreadingHTTPServer((host or "0.0.0.0", port), Health)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    time.sleep(float(os.environ.get("STANDIN_SERVE_SECONDS", "5")))
+    until = os.environ.get("STANDIN_SERVE_UNTIL")
+    end = time.monotonic() + float(os.environ.get("STANDIN_SERVE_SECONDS", "120" if until else "5"))
+    while time.monotonic() < end and not (until and os.path.exists(until)):
+        time.sleep(0.2)
     srv.shutdown()

@@ -5,6 +5,7 @@
 #include "error.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,13 +305,29 @@ int mad_opt_check_from(enum mad_opt opt, const char *value, enum mad_source src,
 	return 0;
 }
 
+/* VALUE (at most MAD_VALUE_MAX - 1 bytes of it) as OPT's, from SRC, at the
+ * end of the text: each option is set once, so it fits. */
+static void put(struct mad_options *opts, enum mad_opt opt, const char *value, enum mad_source src)
+{
+	char *to = opts->text + opts->used;
+	size_t room = sizeof(opts->text) - opts->used;
+	size_t len = strnlen(value, MAD_VALUE_MAX - 1);
+
+	if (len >= room)
+		len = room - 1;
+	memcpy(to, value, len);
+	to[len] = '\0';
+	opts->used += len + 1;
+	opts->value[opt] = to;
+	opts->source[opt] = src;
+}
+
 static int take(struct mad_options *opts, enum mad_opt opt, const char *value, enum mad_source src,
 		char *err, size_t size)
 {
 	if (mad_opt_check_from(opt, value, src, err, size))
 		return -1;
-	snprintf(opts->value[opt], MAD_VALUE_MAX, "%s", value);
-	opts->source[opt] = src;
+	put(opts, opt, value, src);
 	return 0;
 }
 
@@ -395,7 +412,10 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_
 	int i, k, rc, from_mad_job, fresh;
 	enum mad_env_origin origin;
 
-	memset(opts, 0, sizeof(*opts));
+	/* not the text: the pages a task writes are the ones it uses */
+	memset(opts, 0, offsetof(struct mad_options, text));
+	for (i = 0; i < MAD_OPT_COUNT; i++)
+		opts->value[i] = "";
 	if (mad_plugstack_check(ac, av, err, size))
 		return -1;
 	origin = mad_env_origin(getenv_fn, ctx);
@@ -444,8 +464,7 @@ int mad_options_resolve(struct mad_options *opts, const char *const cli[MAD_OPT_
 			if (take(opts, opt, strchr(av[k], '=') + 1, MAD_SRC_PLUGSTACK, err, size))
 				return -1;
 		} else if (defs[i].def) {
-			snprintf(opts->value[i], MAD_VALUE_MAX, "%s", defs[i].def);
-			opts->source[i] = MAD_SRC_DEFAULT;
+			put(opts, opt, defs[i].def, MAD_SRC_DEFAULT);
 		}
 	}
 	/* checked above: a name of the list, else unset ("auto") */

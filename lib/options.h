@@ -50,11 +50,18 @@ enum mad_fanout { MAD_FANOUT_AUTO, MAD_FANOUT_NODES, MAD_FANOUT_ARRAY };
 /* The most nodes a job may have (--mad-nnodes, mad-wait --nnodes). */
 #define MAD_NNODES_MAX 65536
 
+/* The values point into TEXT, one after another: mad.so resolves them in
+ * each task SLURM has just forked, where every page first written costs a
+ * fault, and 12 arrays of MAD_VALUE_MAX would be 12 pages where the values
+ * fill one (bench/README.md, the task_init split).  So a mad_options is
+ * never copied, and only mad_options_resolve sets a value. */
 struct mad_options {
-	char value[MAD_OPT_COUNT][MAD_VALUE_MAX]; /* "" when unset and no default */
+	const char *value[MAD_OPT_COUNT]; /* "" when unset and no default */
 	enum mad_source source[MAD_OPT_COUNT];
 	enum mad_scheduler scheduler; /* value[MAD_OPT_SCHEDULER], parsed */
 	enum mad_fanout fanout;       /* value[MAD_OPT_FANOUT], parsed */
+	size_t used;                  /* of text */
+	char text[MAD_OPT_COUNT * MAD_VALUE_MAX];
 };
 
 /* "auto", "slurm", "spur"; "auto", "nodes", "array". */

@@ -424,9 +424,12 @@ TEST(values_come_from_the_task_environment_else_the_contract)
 	struct fake_env bad = { { "MASTER_PORT", NULL }, { "x", NULL } };
 	struct fake_env none = { { NULL }, { NULL } };
 	char err[256];
+	int i;
 
 	memset(&c, 0, sizeof(c));
-	strcpy(o.value[MAD_OPT_MODEL], "m");
+	for (i = 0; i < MAD_OPT_COUNT; i++)
+		o.value[i] = ""; /* as mad_options_resolve leaves an unset one */
+	o.value[MAD_OPT_MODEL] = "m";
 	c.scheduler = MAD_SCHED_SLURM;
 	c.fanout = MAD_FANOUT_NODES;
 	c.facts_from = "SLURM";

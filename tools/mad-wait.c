@@ -411,10 +411,10 @@ static void progress(const struct cli *c, struct mad_wait_job *jobs, int n, int 
 		off += (size_t)snprintf(line + off, sizeof(line) - off,
 					"%sjob %ld%s: %ld/%s done%s, %s", i ? "; " : "", j->id,
 					attempt, j->ndone, expected, failed,
-					*j->state ? j->state :
-					!asked    ? "not asked yet" :
-					j->seen   ? "gone" :
-						    "not listed yet");
+					*j->state    ? j->state :
+					!asked       ? "not asked yet" :
+					j->witnessed ? "gone" :
+						       "not listed yet");
 	}
 	if (tty) {
 		fprintf(stderr, "\r\033[K%s: %s (%.0f s)%s", mad_prog, line, elapsed,
@@ -559,10 +559,10 @@ static void report(const struct cli *c, struct mad_wait_job *jobs, int n, int co
 			}
 		}
 		cJSON_AddStringToObject(o, "scheduler_state",
-					*j->state ? j->state :
-					!asked    ? "NOT_ASKED" :
-					j->seen   ? "GONE" :
-						    "NOT_LISTED");
+					*j->state    ? j->state :
+					!asked       ? "NOT_ASKED" :
+					j->witnessed ? "GONE" :
+						       "NOT_LISTED");
 		/* the final attempt's, which decide; then every attempt */
 		mad_wait_attempt_view(j, j->npast, &a);
 		json_attempt(o, &a);

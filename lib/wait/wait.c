@@ -99,14 +99,15 @@ int mad_wait_observe(struct mad_wait_job *j, const struct mad_queue_entry *e,
 		/* MAD_RERUN_YES and running: the next attempt starts, its folder comes */
 	}
 	if (e->listing == MAD_LISTING_ACTIVE) {
-		j->seen = 1;
 		j->gone_polls = 0;
 		j->gone_since = 0;
 		return again;
 	}
 	/* Never listed: pending while the startup grace lasts (spur lists a
-	 * new job only after a minute or two). */
-	if (e->listing == MAD_LISTING_ABSENT && !j->seen && now - start < cfg->startup_grace)
+	 * new job only after a minute or two).  A job listed once, if only as
+	 * ended (spur 0.8's requeue cancels it, and it is dropped seconds
+	 * later), is known: its absence counts at once. */
+	if (e->listing == MAD_LISTING_ABSENT && !j->witnessed && now - start < cfg->startup_grace)
 		return again;
 	if (!j->gone_polls)
 		j->gone_since = now;

@@ -169,7 +169,6 @@ struct mad_wait_job {
 	struct mad_wait_attempt *past;
 	long npast;
 	/* the scheduler's view */
-	int seen; /* listed active at least once */
 	enum mad_listing listing;
 	int array; /* listed as array tasks */
 	char state[32];

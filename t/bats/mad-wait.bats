@@ -220,6 +220,24 @@ expect() { # job count
 	(($(wc -l <"$BATS_TEST_TMPDIR/squeue.calls") >= 4))
 }
 
+@test "a job listed only as ended, then dropped, is gone after --grace, not after the startup grace (spur 0.8's requeue)" {
+	# spur 0.8's requeue cancels the job (spur #629), and the cluster drops
+	# an ended job after MinJobAge: the first answer lists it CANCELLED, the
+	# next ones not at all
+	expect 41 1
+	printf '41 CANCELLED 10\n' >"$BATS_TEST_TMPDIR/queue"
+	mv "$bin/squeue" "$bin/squeue.real"
+	cat >"$bin/squeue" <<-EOF
+		#!/bin/sh
+		"$bin/squeue.real" "\$@"
+		: >"$BATS_TEST_TMPDIR/queue"
+	EOF
+	chmod +x "$bin/squeue"
+	run mad-wait -d "$run_dir" --interval 0.5 --grace 1 --timeout 20 41
+	assert_failure 2
+	assert_output --partial "job 41: the job left the queue (last state CANCELLED) and ranks 0 wrote no marker within 1 s"
+}
+
 @test "a job listed running --overtime past its time limit is lost: exit 2 naming why (spur #803); its markers still decide" {
 	# spur's controller lists a job RUNNING for hours after its node's spurd
 	# restarted (spur #803): a time limit of 2 s, an overtime of 1 s

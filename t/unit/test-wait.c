@@ -400,7 +400,8 @@ TEST(liveness_rules)
 	struct mad_queue_entry ended = { .id = 104, .listing = MAD_LISTING_ENDED, .state = "CANCELLED" };
 
 	/* never listed: pending through the startup grace, then gone */
-	job_init(&j, 104, run_dir);
+	mad_wait_job_init(&j, 104, run_dir);
+	j.wait_start = 0;
 	mad_wait_observe(&j, &absent, &cfg, 0, 100);
 	mad_wait_observe(&j, &absent, &cfg, 0, 200);
 	CHECK(j.gone_polls == 0 && mad_wait_decide(&j, &cfg, 200) == MAD_WAIT_PENDING);
@@ -426,6 +427,19 @@ TEST(liveness_rules)
 	CHECK(mad_wait_decide(&j, &cfg, 79) == MAD_WAIT_PENDING);
 	CHECK(mad_wait_decide(&j, &cfg, 80) == MAD_WAIT_GONE);
 	CHECK(strstr(j.reason, "CANCELLED") != NULL);
+	mad_wait_job_free(&j);
+
+	/* listed only as ended, then dropped (spur 0.8's requeue cancels the
+	 * job, and MinJobAge drops it): listed once is known, so its absence
+	 * counts at once, not after the startup grace */
+	job_init(&j, 104, run_dir);
+	mad_wait_observe(&j, &ended, &cfg, 0, 1);
+	mad_wait_observe(&j, &absent, &cfg, 0, 2);
+	mad_wait_observe(&j, &absent, &cfg, 0, 3);
+	CHECK(j.gone_polls == 3);
+	CHECK(mad_wait_decide(&j, &cfg, 60) == MAD_WAIT_PENDING); /* grace not over */
+	CHECK(mad_wait_decide(&j, &cfg, 61) == MAD_WAIT_GONE);
+	CHECK(strstr(j.reason, "left the queue (last state CANCELLED)") != NULL);
 	mad_wait_job_free(&j);
 }
 

@@ -183,9 +183,11 @@ mad_ctld_addr() {
 mad_pid_is_ours() { # pid name
 	local pid=$1 name=$2 comm
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+	read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1 # no fork: stop asks every pid
 	[[ $comm == "$name" ]] || return 1
-	tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$mad_conf"
+	# One reader, no pipe: under pipefail, grep -q leaving early would fail a tr still
+	# writing an environment larger than the pipe's buffer.
+	grep -qzxF -- "SLURM_CONF=$mad_conf" "/proc/$pid/environ" 2>/dev/null
 }
 
 # Daemons we start, as "pidfile name" pairs, in the order stop should end them. The

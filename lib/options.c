@@ -313,6 +313,8 @@ static void put(struct mad_options *opts, enum mad_opt opt, const char *value, e
 	size_t room = sizeof(opts->text) - opts->used;
 	size_t len = strnlen(value, MAD_VALUE_MAX - 1);
 
+	if (!room) /* text holds every option at its longest: only a second put of one */
+		return;
 	if (len >= room)
 		len = room - 1;
 	memcpy(to, value, len);

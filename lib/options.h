@@ -54,7 +54,8 @@ enum mad_fanout { MAD_FANOUT_AUTO, MAD_FANOUT_NODES, MAD_FANOUT_ARRAY };
  * each task SLURM has just forked, where every page first written costs a
  * fault, and 12 arrays of MAD_VALUE_MAX would be 12 pages where the values
  * fill one (bench/README.md, the task_init split).  So a mad_options is
- * never copied, and only mad_options_resolve sets a value. */
+ * never copied, and only mad_options_resolve fills TEXT (a unit test may point
+ * a value at a literal instead). */
 struct mad_options {
 	const char *value[MAD_OPT_COUNT]; /* "" when unset and no default */
 	enum mad_source source[MAD_OPT_COUNT];

@@ -65,13 +65,14 @@ static long cpu_ns(void)
 
 /* The headers above are in: from here a call by these names in mad.c is
  * timed into its phase (a macro does not expand inside itself). */
-#define TIMED(phase, call)                                       \
-	__extension__({                                          \
-		long timed_t0_ = cpu_ns();                       \
-		__typeof__(call) timed_r_ = (call);              \
-		phase_ns[PHASE_##phase] += cpu_ns() - timed_t0_; \
-		timed_r_;                                        \
+#define CPU_ADD(acc, call)                          \
+	__extension__({                             \
+		long timed_t0_ = cpu_ns();          \
+		__typeof__(call) timed_r_ = (call); \
+		(acc) += cpu_ns() - timed_t0_;      \
+		timed_r_;                           \
 	})
+#define TIMED(phase, call) CPU_ADD(phase_ns[PHASE_##phase], call)
 #define TIMED_VOID(phase, call)                                  \
 	do {                                                     \
 		long timed_t0_ = cpu_ns();                       \
@@ -89,14 +90,7 @@ enum { MAD_TIMED_CALLS(CALL_ENUM) CALL_COUNT };
 #define CALL_NAME(name) #name,
 static const char *const call_names[CALL_COUNT] = { MAD_TIMED_CALLS(CALL_NAME) };
 static long call_n[CALL_COUNT], call_ns[CALL_COUNT];
-#define COUNTED(name, call)                                   \
-	__extension__({                                       \
-		long timed_t0_ = cpu_ns();                    \
-		__typeof__(call) timed_r_ = (call);           \
-		call_ns[CALL_##name] += cpu_ns() - timed_t0_; \
-		call_n[CALL_##name]++;                        \
-		timed_r_;                                     \
-	})
+#define COUNTED(name, call) (call_n[CALL_##name]++, CPU_ADD(call_ns[CALL_##name], call))
 #define spank_getenv(...) COUNTED(getenv, spank_getenv(__VA_ARGS__))
 #define spank_setenv(...) COUNTED(setenv, spank_setenv(__VA_ARGS__))
 #define spank_option_getopt(...) COUNTED(getopt, spank_option_getopt(__VA_ARGS__))

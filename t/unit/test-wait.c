@@ -431,8 +431,10 @@ TEST(liveness_rules)
 
 	/* listed only as ended, then dropped (spur 0.8's requeue cancels the
 	 * job, and MinJobAge drops it): listed once is known, so its absence
-	 * counts at once, not after the startup grace */
-	job_init(&j, 104, run_dir);
+	 * counts at once, not after the startup grace (the ended answer alone
+	 * makes it listed: not job_init, which says so beforehand) */
+	mad_wait_job_init(&j, 104, run_dir);
+	j.wait_start = 0;
 	mad_wait_observe(&j, &ended, &cfg, 0, 1);
 	mad_wait_observe(&j, &absent, &cfg, 0, 2);
 	mad_wait_observe(&j, &absent, &cfg, 0, 3);

@@ -74,6 +74,13 @@ static long amd_gpus(const char *root)
 	return n > 0 ? n : -1;
 }
 
+/* /dev/nvidia<N>, once /dev/nvidiactl is there: the CUDA runtime opens it
+ * before any device (NVIDIA's CUDA installation guide, "Device Node
+ * Verification", makes both; without it CUDA fails, open-gpu-kernel-modules
+ * #547), so a node without it has no GPU a task can use.  It also spares a
+ * node without NVIDIA GPUs the walk of /dev: in a task just forked from
+ * slurmstepd, opendir's buffer and the walk cost hundreds of microseconds
+ * (issue 32), where one access() costs a few. */
 static long nvidia_gpus(const char *root)
 {
 	char dir[4096];
@@ -81,6 +88,8 @@ static long nvidia_gpus(const char *root)
 	long n = 0;
 	DIR *d;
 
+	if (!exists(root, "/dev/nvidiactl"))
+		return -1;
 	snprintf(dir, sizeof(dir), "%s/dev", root);
 	d = opendir(dir);
 	if (!d)

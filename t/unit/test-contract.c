@@ -549,6 +549,8 @@ TEST(gpus_from_gres_visible_lists_or_devices)
 	put(path, "");
 	snprintf(path, sizeof(path), "%s/dev/nvidia1", root);
 	put(path, "");
+	/* without the control device CUDA can use none of them */
+	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == -1);
 	snprintf(path, sizeof(path), "%s/dev/nvidiactl", root);
 	put(path, "");
 	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == 2);

@@ -11,10 +11,11 @@
  *        spank=CALL:N:C,...] minflt=F
  * and minflt the page faults the call took (a task's first write to a page
  * of the slurmstepd it was forked from copies the page).
- * task_init's line adds the CPU time (us) of each of its phases (the lib
- * calls mad.c makes, wrapped by name as it is included, so mad.c stays
- * unchanged; "other" is the rest), and the count and CPU time of the SPANK
- * calls made within them. */
+ * task_init's and task_exit's lines add the CPU time (us) of each phase (the
+ * lib calls mad.c makes, wrapped by name as it is included, so mad.c stays
+ * unchanged; a phase the hook does not run is 0, "other" is the rest: in
+ * task_exit the fork of the marker writer), and the count and CPU time of
+ * the SPANK calls made within them. */
 #include "config.h"
 
 #include "child.h"
@@ -35,7 +36,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-/* task_init's phases, in the order it runs them */
+/* task_init's phases, in the order it runs them, then task_exit's own
+ * (it runs options and facts too) */
 #define MAD_TIMED_PHASES(X) \
 	X(options)          \
 	X(facts)            \
@@ -48,7 +50,10 @@
 	X(port)             \
 	X(expected)         \
 	X(export)           \
-	X(release)
+	X(release)          \
+	X(ids)              \
+	X(jobdir_name)      \
+	X(reap)
 #define PHASE_ENUM(name) PHASE_##name,
 enum { MAD_TIMED_PHASES(PHASE_ENUM) PHASE_COUNT };
 #define PHASE_NAME(name) #name,
@@ -107,6 +112,9 @@ static long call_n[CALL_COUNT], call_ns[CALL_COUNT];
 #define mad_expected_write(...) TIMED(expected, mad_expected_write(__VA_ARGS__))
 #define mad_contract_export(...) TIMED(export, mad_contract_export(__VA_ARGS__))
 #define mad_contract_release(...) TIMED_VOID(release, mad_contract_release(__VA_ARGS__))
+#define mad_contract_ids(...) TIMED(ids, mad_contract_ids(__VA_ARGS__))
+#define mad_contract_jobdir(...) TIMED(jobdir_name, mad_contract_jobdir(__VA_ARGS__))
+#define mad_child_reap(...) TIMED(reap, mad_child_reap(__VA_ARGS__))
 
 #define MAD_TIMED_HOOKS(X)                          \
 	X(init, slurm_spank_init)                   \
@@ -169,7 +177,7 @@ static int timed(int (*hook)(spank_t, int, char **), const char *name, spank_t s
 	spank_get_item(sp, S_JOB_NODEID, &node);
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &task) == ESPANK_SUCCESS)
 		t = (long)task;
-	if (strcmp(name, "task_init") == 0) {
+	if (strcmp(name, "task_init") == 0 || strcmp(name, "task_exit") == 0) {
 		for (i = 0; i < PHASE_COUNT; i++) {
 			len += (size_t)snprintf(phases + len, sizeof(phases) - len, "%s%s:%ld",
 						i ? "," : " phases=", phase_names[i],

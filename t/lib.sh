@@ -205,6 +205,9 @@ submit() {
 	jobid=$(sed -n 's/^\([0-9][0-9]*\)\(;.*\)\{0,1\}$/\1/p' <<<"$output" | head -n 1)
 	look_anew "$out" # the job wrote it on a node, where this host last saw it removed
 	cat "$out" "$base"-*.out 2>/dev/null || true
+	# a busy MASTER_PORT names its holder in any test (a CI run once failed on one, held
+	# by nothing the test had started, and nothing was left to say what)
+	port_holders "$out" "$base"-*.out || true
 }
 
 # Cluster tests that change the plugstack keep a copy of it for the whole

@@ -74,13 +74,14 @@ static long amd_gpus(const char *root)
 	return n > 0 ? n : -1;
 }
 
-/* /dev/nvidia<N>, once /dev/nvidiactl is there: the CUDA runtime opens it
- * before any device (NVIDIA's CUDA installation guide, "Device Node
- * Verification", makes both; without it CUDA fails, open-gpu-kernel-modules
- * #547), so a node without it has no GPU a task can use.  It also spares a
- * node without NVIDIA GPUs the walk of /dev: in a task just forked from
- * slurmstepd, opendir's buffer and the walk cost hundreds of microseconds
- * (issue 32), where one access() costs a few. */
+/* /dev/nvidia<N>, looked for only where /dev/nvidiactl or /dev/nvidia0 is:
+ * NVIDIA's driver makes the control device with the GPUs' (its CUDA
+ * installation guide, "Device Node Verification"; nvidia-modprobe(1)), and
+ * a container is given it with them, so a node with neither has no NVIDIA
+ * GPU a task can use.  That spares such a node the walk of /dev, which in a
+ * task just forked from slurmstepd is mostly first touches (opendir's
+ * buffer, the entries): 135 us of task_init's CPU on the 64-node harness,
+ * where two access() calls cost a few (bench/README.md, issue 32). */
 static long nvidia_gpus(const char *root)
 {
 	char dir[4096];
@@ -88,7 +89,7 @@ static long nvidia_gpus(const char *root)
 	long n = 0;
 	DIR *d;
 
-	if (!exists(root, "/dev/nvidiactl"))
+	if (!exists(root, "/dev/nvidiactl") && !exists(root, "/dev/nvidia0"))
 		return -1;
 	snprintf(dir, sizeof(dir), "%s/dev", root);
 	d = opendir(dir);

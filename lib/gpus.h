@@ -3,8 +3,8 @@
  * Order: SLURM_GPUS_ON_NODE (GRES), else spur's SPUR_JOB_GPUS, else the visible-device lists
  * (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES), else
  * the devices present: AMD (/dev/kfd and the KFD topology nodes whose
- * gpu_id is not 0) or NVIDIA (/dev/nvidia0, /dev/nvidia1, ..., counted only
- * beside /dev/nvidiactl, without which CUDA cannot use them).  Many
+ * gpu_id is not 0) or NVIDIA (/dev/nvidia0, /dev/nvidia1, ..., looked for
+ * only where /dev/nvidiactl or /dev/nvidia0 is).  Many
  * clusters configure no GRES, so the later sources matter. */
 #ifndef MAD_GPUS_H
 #define MAD_GPUS_H

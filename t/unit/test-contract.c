@@ -545,12 +545,17 @@ TEST(gpus_from_gres_visible_lists_or_devices)
 	CHECK(strstr(from, "AMD") != NULL);
 	snprintf(path, sizeof(path), "%s/dev/kfd", root);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/dev/nvidia0", root);
-	put(path, "");
+	/* /dev is walked only where the control device or the first GPU is */
 	snprintf(path, sizeof(path), "%s/dev/nvidia1", root);
 	put(path, "");
-	/* without the control device CUDA can use none of them */
 	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == -1);
+	snprintf(path, sizeof(path), "%s/dev/nvidiactl", root);
+	put(path, "");
+	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == 1);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/dev/nvidia0", root);
+	put(path, "");
+	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == 2);
 	snprintf(path, sizeof(path), "%s/dev/nvidiactl", root);
 	put(path, "");
 	CHECK(mad_gpus_detect(env_get, &empty, root, &from) == 2);

@@ -13,9 +13,8 @@
  * of the slurmstepd it was forked from copies the page).
  * task_init's and task_exit's lines add the CPU time (us) of each phase (the
  * lib calls mad.c makes, wrapped by name as it is included, so mad.c stays
- * unchanged; a phase the hook does not run is 0, "other" is the rest: in
- * task_exit the fork of the marker writer), and the count and CPU time of
- * the SPANK calls made within them. */
+ * unchanged; a phase the hook does not run is 0, "other" is the rest), and
+ * the count and CPU time of the SPANK calls made within them. */
 #include "config.h"
 
 #include "child.h"
@@ -35,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h> /* fork's declaration, before the macro that times it */
 
 /* task_init's phases, in the order it runs them, then task_exit's own
  * (it runs options and facts too) */
@@ -53,6 +53,7 @@
 	X(release)          \
 	X(ids)              \
 	X(jobdir_name)      \
+	X(fork)             \
 	X(reap)
 #define PHASE_ENUM(name) PHASE_##name,
 enum { MAD_TIMED_PHASES(PHASE_ENUM) PHASE_COUNT };
@@ -115,6 +116,8 @@ static long call_n[CALL_COUNT], call_ns[CALL_COUNT];
 #define mad_contract_ids(...) TIMED(ids, mad_contract_ids(__VA_ARGS__))
 #define mad_contract_jobdir(...) TIMED(jobdir_name, mad_contract_jobdir(__VA_ARGS__))
 #define mad_child_reap(...) TIMED(reap, mad_child_reap(__VA_ARGS__))
+/* the marker writer's fork, in slurmstepd (the child's share is the child's) */
+#define fork() TIMED(fork, fork())
 
 #define MAD_TIMED_HOOKS(X)                          \
 	X(init, slurm_spank_init)                   \

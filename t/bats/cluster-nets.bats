@@ -84,6 +84,9 @@ task='echo "task host=$(hostname) MAD_IFNAME=${MAD_IFNAME-unset} GLOO=${GLOO_SOC
 	done
 	grep -qx "$MAD_CLUSTER_SUBNET2.11 n1 n1.spur.test # mad-cluster $MAD_CLUSTER_DIR" "$MAD_CLUSTER_DIR/etc/hosts.n2"
 	grep -qx "$fab1 n1-fab # mad-cluster $MAD_CLUSTER_DIR" "$MAD_CLUSTER_DIR/etc/hosts.n2"
+	# the bridge, where slurmctld connects from, has a name too: SLURM 24.11 and 25.11
+	# look up every connection's peer, and no DNS server is reached over eth1
+	grep -qx "$MAD_CLUSTER_SUBNET.1 mad-bridge # mad-cluster $MAD_CLUSTER_DIR" "$MAD_CLUSTER_DIR/etc/hosts.n2"
 	# from n2, n1's eth0 answers (refused: nothing listens) and its eth1 never does
 	run nsenter --net="/run/netns/${MAD_CLUSTER_NS_PREFIX}n2" timeout 5 bash -c ": </dev/tcp/$fab1/9"
 	assert_output --partial 'Connection refused'

@@ -343,6 +343,12 @@ mad_write_hosts_views() {
 			names+="$(mad_node_addr "$k") n$k n$k.spur.test $mad_hosts_marker"$'\n'
 		fi
 	done
+	# The bridge, where slurmctld and the host's commands connect from: SLURM 24.11 and
+	# 25.11 name every connection by its peer (src/common/net.c sockaddr_to_string,
+	# xgetnameinfo), and with the default route on eth1 a name missing here goes to a DNS
+	# server no node reaches, 5 s x 2 tries per connection: a batch launch then took 20 s,
+	# slurmctld gave it up and requeued the job (a whole run, cluster-nets.bats 4 on 24.11).
+	[[ $MAD_CLUSTER_NETS != 2 ]] || names+="$(mad_bridge_addr4) mad-bridge $mad_hosts_marker"$'\n'
 	for ((k = 1; k <= MAD_CLUSTER_NODES; k++)); do
 		printf '%s\n%s' "$base" "$names" >"$MAD_CLUSTER_DIR/etc/hosts.n$k"
 		chmod 0644 "$MAD_CLUSTER_DIR/etc/hosts.n$k"

@@ -19,17 +19,20 @@
 #include "jobdir.h"
 #include "rendezvous.h"
 #include "version.h"
+#include "writer.h"
 
 #include <slurm/spank.h>
 
 #include <errno.h>
-#include <grp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <spawn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -474,15 +477,8 @@ static struct mad_child_budget marker_budget = { MARKER_WAIT_MS * 1000L };
 
 /* Who writes a marker: the job's user, with the groups SLURM gave its
  * tasks (looked up by slurmd already), through which a run folder may be
- * writable.  GIDS is SPANK's own list, which lives as long as the step. */
-struct writer {
-	uid_t uid;
-	gid_t gid;
-	const gid_t *gids;
-	int ngids;
-};
-
-static int writer_of(spank_t sp, struct writer *w)
+ * writable.  The gids are SPANK's own list, which lives as long as the step. */
+static int writer_of(spank_t sp, struct mad_writer_job *w)
 {
 	gid_t *gids = NULL;
 	int n = 0;
@@ -495,79 +491,167 @@ static int writer_of(spank_t sp, struct writer *w)
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &n) != ESPANK_SUCCESS || n < 0 || !gids)
 		gids = NULL, n = 0;
 	w->gids = gids;
-	w->ngids = n;
+	w->ngids = n > MAD_WRITER_GIDS_MAX ? MAD_WRITER_GIDS_MAX : n;
 	return 0;
 }
 
-/* One marker to write: its name and the content formatted in slurmstepd
- * (the child makes system calls only). */
-struct marker {
-	char name[64];
-	char content[1024];
-	size_t len;
-};
+/* How this slurmstepd starts its marker writers: the program mad-writer by
+ * posix_spawn, once it was found usable, else a fork (design.md §10).
+ * Decided at the first write of the step; per slurmstepd, as marker_budget. */
+static enum { WRITER_UNKNOWN, WRITER_SPAWN, WRITER_FORK } writer_way;
 
-/* Writes the N markers M in the attempt's job folder D as the job's user W,
- * from one child: it drops every id (keeping the user's groups) before it
- * touches the user's folder, so a planted symlink never makes root write
- * through it, opens the folder once, and writes each marker in it.  JOB_ID
- * >= 0 (the batch script's marker): a failure its task_init recorded stays. */
-static void write_markers_as_user(const struct mad_jobdir *d, const struct writer *w,
-				  const struct marker *m, int n, int flags, long job_id)
+static int spawn_allowed(void)
+{
+	char why[MAD_ERR_MAX];
+
+	if (writer_way == WRITER_UNKNOWN) {
+		writer_way = mad_writer_spawnable(MAD_WRITER_PATH, why, sizeof(why)) ? WRITER_SPAWN :
+										       WRITER_FORK;
+		if (writer_way == WRITER_FORK)
+			log_info("%s: %s: the markers are written by a fork of slurmstepd",
+				 MAD_WRITER_PATH, why);
+	}
+	return writer_way == WRITER_SPAWN;
+}
+
+/* Starts mad-writer with the request REQ (LEN bytes) on its standard input:
+ * a descriptor of memory, written whole before the start, so neither side
+ * waits on the other.  Its pid, or -1. */
+static pid_t spawn_writer(const void *req, size_t len)
+{
+	static char *const argv[] = { "mad-writer", NULL }, *const envp[] = { NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t all, none;
+	pid_t pid = -1;
+	int fd = memfd_create("mad-writer", MFD_CLOEXEC), rc;
+
+	if (fd >= 0 && fd < 3) { /* dup2 onto itself would keep close-on-exec */
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		fd = high;
+	}
+	if (fd < 0)
+		return -1;
+	if (write(fd, req, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	/* slurmstepd's own signal state is not the writer's: every signal at
+	 * its default (SIGKILL ends it at the budget's end), none blocked */
+	rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&attr, &all);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, fd, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	if (!rc)
+		rc = posix_spawn(&pid, MAD_WRITER_PATH, &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(fd);
+	if (rc) {
+		log_info("cannot start %s: %s: the markers are written by a fork of slurmstepd",
+			 MAD_WRITER_PATH, strerror(rc));
+		writer_way = WRITER_FORK;
+		return -1;
+	}
+	return pid;
+}
+
+/* The writer as a fork of slurmstepd: the same request, checked and carried
+ * out by the same code as mad-writer's, with system calls only. */
+static pid_t fork_writer(const void *req, size_t len)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		const struct mad_writer_marker *m;
+		struct mad_writer_job j;
+		int n;
+
+		_exit(mad_writer_check(req, len, &j, &m, &n, NULL, 0) ? MAD_WRITER_BAD_REQUEST :
+									mad_writer_run(&j, m, n));
+	}
+	return pid;
+}
+
+/* Writes the N markers M in the attempt's job folder W->dir as the job's
+ * user W, from one child that drops every id (keeping the user's groups)
+ * before it touches the user's folder, so a planted symlink never makes
+ * root write through it, opens the folder once, and writes each marker in
+ * it.  W->job_id >= 0 (the batch script's marker): a failure its task_init
+ * recorded stays. */
+static void write_markers_as_user(const struct mad_writer_job *w, const struct mad_writer_marker *m,
+				  int n)
 {
 	static const char *const why[] = {
-		[125] = "dropping privileges failed",
-		[126] = "no job folder of this attempt can be opened",
-		[127] = "the file cannot be written",
+		[MAD_WRITER_BAD_REQUEST] = "the writer refused the request",
+		[MAD_WRITER_NO_DROP] = "dropping privileges failed",
+		[MAD_WRITER_NO_DIR] = "no job folder of this attempt can be opened",
+		[MAD_WRITER_NO_WRITE] = "the file cannot be written",
 	};
-	int status = 0, rc;
+	const char *base = w->dir.base;
+	size_t len = mad_writer_request_size(w, n);
+	int status = 0, rc, spawned = 0;
+	void *req;
 	pid_t pid;
 
 	if (marker_budget.left_us <= 0) {
 		log_error("the marker '%s/%s'%s is not written: the shared folder did not answer within %d s for this step's earlier markers",
-			  d->base, m[0].name, n > 1 ? " and others of this node" : "",
+			  base, m[0].name, n > 1 ? " and others of this node" : "",
 			  MARKER_WAIT_MS / 1000);
 		return;
 	}
-	pid = fork();
+	req = len ? malloc(len) : NULL;
+	if (!req) {
+		log_error("no room for the completion marker '%s/%s'%s: not written", base,
+			  m[0].name, n > 1 ? " and others of this node" : "");
+		return;
+	}
+	mad_writer_encode(w, m, n, req);
+	pid = spawn_allowed() ? spawn_writer(req, len) : -1;
+	spawned = pid > 0;
+	if (!spawned)
+		pid = fork_writer(req, len);
 	if (pid < 0) {
 		log_error("fork failed: no completion marker written");
+		free(req);
 		return;
 	}
-	if (pid == 0) {
-		char dir[MAD_JOBDIR_PATH];
-		int fd, i, code = 0;
-
-		if ((w->ngids ? setgroups((size_t)w->ngids, w->gids) : setgroups(1, &w->gid)) ||
-		    setresgid(w->gid, w->gid, w->gid) || setresuid(w->uid, w->uid, w->uid) ||
-		    getuid() != w->uid || geteuid() != w->uid)
-			_exit(125);
-		/* opened as the user; the markers are read and written in it alone */
-		if (mad_jobdir_open(d, MAD_JOBDIR_JOIN, dir, sizeof(dir), &fd, NULL, 0, NULL, 0))
-			_exit(126);
-		for (i = 0; i < n; i++) {
-			/* task_init recorded why the task could not start: that stays */
-			if (job_id >= 0 &&
-			    mad_marker_failure_recorded(fd, m[i].name, job_id, (long)getppid()))
-				continue;
-			if (mad_write_file_at(fd, dir, m[i].name, m[i].content, m[i].len, flags,
-					      NULL, 0))
-				code = 127; /* the others still go */
-		}
-		_exit(code);
-	}
 	rc = mad_child_reap(pid, &marker_budget, &status);
+	/* a mad-writer of another build (installed under a running step):
+	 * this build's own code writes the request */
+	if (rc == 0 && spawned && WIFEXITED(status) && WEXITSTATUS(status) == MAD_WRITER_BAD_REQUEST) {
+		log_info("%s is of another build than this mad.so: the markers are written by a fork of slurmstepd",
+			 MAD_WRITER_PATH);
+		writer_way = WRITER_FORK;
+		pid = fork_writer(req, len);
+		rc = pid < 0 ? -1 : mad_child_reap(pid, &marker_budget, &status);
+	}
+	free(req);
 	if (rc == 1)
 		log_error("the completion marker '%s/%s'%s was not written within %d s (the shared folder hangs?)",
-			  d->base, m[0].name, n > 1 ? " and others of this node" : "",
+			  base, m[0].name, n > 1 ? " and others of this node" : "",
 			  MARKER_WAIT_MS / 1000);
 	else if (rc < 0)
-		log_error("cannot tell whether the completion marker '%s/%s' was written: %s",
-			  d->base, m[0].name, strerror(errno));
+		log_error("cannot tell whether the completion marker '%s/%s' was written: %s", base,
+			  m[0].name, strerror(errno));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		log_error("could not write the completion marker '%s/%s'%s as uid %u: %s", d->base,
+		log_error("could not write the completion marker '%s/%s'%s as uid %u: %s", base,
 			  m[0].name, n > 1 ? " or another of this node" : "", (unsigned)w->uid,
-			  WIFEXITED(status) && WEXITSTATUS(status) >= 125 && WEXITSTATUS(status) <= 127 ?
+			  WIFEXITED(status) && WEXITSTATUS(status) >= MAD_WRITER_BAD_REQUEST &&
+					  WEXITSTATUS(status) <= MAD_WRITER_NO_WRITE ?
 				  why[WEXITSTATUS(status)] :
 				  "the writer was killed");
 }
@@ -579,19 +663,20 @@ static void write_markers_as_user(const struct mad_jobdir *d, const struct write
  * failure is named without waiting for its siblings.  Per slurmstepd, as
  * marker_budget; slurm_spank_exit writes what is still held. */
 static struct {
-	struct marker *m;
+	struct mad_writer_marker *m;
 	int n, cap;
-	long exits;          /* task_exit calls of this step on this node */
-	struct mad_jobdir d; /* the same attempt for every task of a step */
-	struct writer w;
+	long exits;              /* task_exit calls of this step on this node */
+	struct mad_writer_job w; /* the same attempt and user for every task of a step */
 } held;
 
 static void write_held(void)
 {
 	if (!held.m)
 		return; /* nothing held: nothing written (spurd's threads come here) */
-	if (held.n > 0)
-		write_markers_as_user(&held.d, &held.w, held.m, held.n, MAD_WRITE_NOSYNC, -1);
+	for (int i = 0; i < held.n; i += MAD_WRITER_MARKERS_MAX)
+		write_markers_as_user(&held.w, held.m + i,
+				      held.n - i < MAD_WRITER_MARKERS_MAX ? held.n - i :
+									    MAD_WRITER_MARKERS_MAX);
 	free(held.m);
 	held.m = NULL;
 	held.n = held.cap = 0;
@@ -599,11 +684,11 @@ static void write_held(void)
 
 /* Holds marker M of a task that exited 0 for its node's last task; 0, or
  * -1 when it cannot be held (it is then written at once). */
-static int hold(const struct marker *m, const struct mad_jobdir *d, const struct writer *w)
+static int hold(const struct mad_writer_marker *m, const struct mad_writer_job *w)
 {
 	if (held.n == held.cap) {
 		int cap = held.cap ? 2 * held.cap : 8;
-		struct marker *grown =
+		struct mad_writer_marker *grown =
 			held.cap <= (1 << 20) ? realloc(held.m, (size_t)cap * sizeof(*m)) : NULL;
 
 		if (!grown)
@@ -611,10 +696,8 @@ static int hold(const struct marker *m, const struct mad_jobdir *d, const struct
 		held.m = grown;
 		held.cap = cap;
 	}
-	if (held.n == 0) {
-		memcpy(&held.d, d, sizeof(*d));
+	if (held.n == 0)
 		held.w = *w;
-	}
 	held.m[held.n++] = *m;
 	return 0;
 }
@@ -629,9 +712,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct mad_options o;
 	struct mad_facts f;
 	struct mad_contract c;
-	struct mad_jobdir d;
-	struct marker m;
-	struct writer w;
+	struct mad_writer_marker m;
+	struct mad_writer_job w;
 	char err[MAD_ERR_MAX], nodelist[65536];
 	int wstatus, status, last;
 	uint32_t here = 0;
@@ -657,21 +739,27 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 		mad_marker_name(m.name, sizeof(m.name), c.rank);
 	else
 		mad_step_marker_name(m.name, sizeof(m.name), c.step_id, c.task_rank);
-	m.len = mad_marker_format(m.content, sizeof(m.content), status,
-				  f.batch_step ? c.rank : c.task_rank, c.collect_job_id, NULL, -1);
-	if (!m.len || mad_contract_jobdir(&c, &d, err, sizeof(err)) || writer_of(sp, &w))
+	m.len = (uint32_t)mad_marker_format(m.content, sizeof(m.content), status,
+					    f.batch_step ? c.rank : c.task_rank, c.collect_job_id,
+					    NULL, -1);
+	if (!m.len || mad_contract_jobdir(&c, &w.dir, err, sizeof(err)) || writer_of(sp, &w))
 		return 0;
 	if (f.batch_step) {
-		write_markers_as_user(&d, &w, &m, 1, 0, c.collect_job_id);
+		w.flags = 0;
+		w.job_id = c.collect_job_id;
+		w.stepd = (long)getpid(); /* the slurmstepd whose task_init recorded it */
+		write_markers_as_user(&w, &m, 1);
 		return 0;
 	}
+	w.flags = MAD_WRITE_NOSYNC;
+	w.job_id = w.stepd = -1;
 	/* A step task's marker only names a failure (the batch marker decides):
 	 * not worth an fsync per task in slurmstepd's reaping loop, nor a child
 	 * per task where one serves the node. */
 	last = spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &here) != ESPANK_SUCCESS ||
 	       ++held.exits >= (long)here;
-	if ((status != 0 && !last) || hold(&m, &d, &w))
-		write_markers_as_user(&d, &w, &m, 1, MAD_WRITE_NOSYNC, -1);
+	if ((status != 0 && !last) || hold(&m, &w))
+		write_markers_as_user(&w, &m, 1);
 	if (last)
 		write_held();
 	return 0;

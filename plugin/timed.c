@@ -32,9 +32,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <spawn.h> /* posix_spawn's and fork's declarations, before the macros that time them */
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h> /* fork's declaration, before the macro that times it */
+#include <unistd.h>
 
 /* task_init's phases, in the order it runs them, then task_exit's own
  * (it runs options and facts too) */
@@ -53,6 +54,7 @@
 	X(release)          \
 	X(ids)              \
 	X(jobdir_name)      \
+	X(spawn)            \
 	X(fork)             \
 	X(reap)
 #define PHASE_ENUM(name) PHASE_##name,
@@ -116,7 +118,9 @@ static long call_n[CALL_COUNT], call_ns[CALL_COUNT];
 #define mad_contract_ids(...) TIMED(ids, mad_contract_ids(__VA_ARGS__))
 #define mad_contract_jobdir(...) TIMED(jobdir_name, mad_contract_jobdir(__VA_ARGS__))
 #define mad_child_reap(...) TIMED(reap, mad_child_reap(__VA_ARGS__))
-/* the marker writer's fork, in slurmstepd (the child's share is the child's) */
+/* the marker writer's start in slurmstepd, mad-writer's spawn or a fork (the
+ * child's share is the child's) */
+#define posix_spawn(...) TIMED(spawn, posix_spawn(__VA_ARGS__))
 #define fork() TIMED(fork, fork())
 
 #define MAD_TIMED_HOOKS(X)                          \

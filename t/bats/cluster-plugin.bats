@@ -228,6 +228,43 @@ planted_link_job() {
 	[[ -z $(find "$dir" -user root) ]]
 }
 
+@test "step markers: one mad-writer per node and step, started by slurmstepd with an empty environment" {
+	require strace "the suite installs it"
+	writer=$(grep -ao '/[[:print:]]*/libexec/mad-spank/mad-writer' "$(mad_so)" | head -n 1)
+	[[ -x $writer ]] || { echo "mad.so names '$writer', which is not there"; false; }
+	trace=$BATS_TEST_TMPDIR/trace out=$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out
+	# 2 nodes x 2 tasks: strace follows each node's slurmstepd of step 0 from its start
+	run "$AS_USER" sbatch --parsable --nodes=2 --ntasks-per-node=2 --mad-model=m \
+		--output="$out" --wrap 'echo job_dir=$MAD_JOB_DIR; sleep 2; srun sh -c "sleep 3"'
+	assert_success
+	jobid=${output%%;*}
+	for _ in $(seq 200); do
+		mapfile -t stepds < <(pgrep -f "^slurmstepd: \[$jobid\.0\]")
+		((${#stepds[@]} == 2)) && break
+		sleep 0.05
+	done
+	((${#stepds[@]} == 2)) || { echo "no slurmstepd of step $jobid.0 on both nodes"; false; }
+	for p in "${stepds[@]}"; do
+		strace -f -qq -e trace=execve,clone,clone3,fork,vfork -o "$trace.$p" -p "$p" &
+	done
+	run "$AS_USER" timeout 120 mad-wait --interval 1 "$jobid"
+	echo "$output"
+	assert_success
+	wait
+	cat "$trace".*
+	# each node's slurmstepd started mad-writer once for its two tasks, with an empty
+	# environment, and no child of it ran on as a copy of slurmstepd to write them
+	for p in "${stepds[@]}"; do
+		run grep -cE "execve\(\"$writer\", \[\"mad-writer\"\], 0x[0-9a-f]+ /\\* 0 vars \\*/" "$trace.$p"
+		assert_output 1
+	done
+	look_anew "$out"
+	dir=$(sed -n 's/^job_dir=//p' "$out")
+	look_anew "$dir"
+	for r in 0 1 2 3; do [[ $(head -1 "$dir/step0_rank$r") == 0 ]]; done
+	[[ -z $(find "$dir" -user root) ]]
+}
+
 @test "scancel while peers wait for rank 0: the tasks end at once, no node drains" {
 	run "$AS_USER" sbatch --parsable --hold --array=0-2 --exclusive --nodes=1 --mad-model=m \
 		--mad-fanout=array --mad-timeout=600 --output=/dev/null --wrap 'sleep 1'

@@ -43,10 +43,10 @@ rpm_cat() { rpm2archive - <"$MAD_RPM" | tar -xzO ".$1"; }
 	assert_output "$version"
 }
 
-@test "the .deb holds mad.so in its SLURM's plugin folder, the tools, man pages, completion, templates and the plugstack line" {
+@test "the .deb holds mad.so in its SLURM's plugin folder, its marker writer, the tools, man pages, completion, templates and the plugstack line" {
 	run deb_files
 	assert_success
-	for f in "$deb_plugindir/mad.so" \
+	for f in "$deb_plugindir/mad.so" /usr/libexec/mad-spank/mad-writer \
 		/usr/bin/mad-env /usr/bin/mad-mark /usr/bin/mad-wait /usr/bin/mad-render /usr/bin/mad-hostlist \
 		/usr/share/man/man1/mad-env.1.gz /usr/share/man/man1/mad-mark.1.gz /usr/share/man/man1/mad-wait.1.gz \
 		/usr/share/man/man1/mad-render.1.gz /usr/share/man/man1/mad-hostlist.1.gz /usr/share/man/man8/mad.8.gz \
@@ -64,6 +64,15 @@ rpm_cat() { rpm2archive - <"$MAD_RPM" | tar -xzO ".$1"; }
 	refute_line --regexp '^/etc/slurm'
 	# the completion file of SLURM's clients stays SLURM's
 	refute_line --regexp '/completions/(sbatch|srun|salloc)$'
+}
+
+@test "each package's mad.so starts the mad-writer that package holds, by its path alone" {
+	run bash -c "dpkg-deb --fsys-tarfile '$MAD_DEB' | tar -xO .$deb_plugindir/mad.so | grep -ao '/[[:print:]]*/mad-writer'"
+	assert_output /usr/libexec/mad-spank/mad-writer
+	run bash -c "rpm2archive - <'$MAD_RPM' | tar -xzO ./usr/lib64/slurm/mad.so | grep -ao '/[[:print:]]*/mad-writer'"
+	assert_output /usr/libexec/mad-spank/mad-writer
+	run rpm_files
+	assert_line /usr/libexec/mad-spank/mad-writer
 }
 
 @test "the .deb depends on the SLURM major.minor it was built for, through its plugin package" {

@@ -115,3 +115,20 @@ setup() {
 	[[ $status -ne 99 ]] || { echo "$output" | head -60; false; }
 	assert_success
 }
+
+@test "mad-writer: valgrind-clean writing markers as their user, and on every request of the corpus" {
+	require valgrind "the suite installs it"
+	writer=$MAD_BUILDDIR/t/unit/mad-writer-dynamic # mad-writer's source, linked dynamically
+	# the unit test runs it on good and bad requests (as root: dropping to nobody and writing);
+	# no vgdb: its pipes in /tmp are root's, which a writer that dropped its ids cannot remove
+	run env MAD_WRITER="$writer" valgrind -q --vgdb=no --trace-children=yes --trace-children-skip='*/sh,*/rm' \
+		--leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
+		"$MAD_BUILDDIR/t/unit/test-writer"
+	[[ $status -ne 99 ]] || { echo "$output"; false; }
+	assert_success
+	assert_output --partial '# 6 passed, 0 failed'
+	for f in "$MAD_SRCDIR"/t/corpus/writer/*; do
+		run valgrind -q --vgdb=no --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99 "$writer" <"$f"
+		[[ $status -ne 99 ]] || { echo "valgrind: $f: $output"; false; }
+	done
+}

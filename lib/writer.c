@@ -7,10 +7,13 @@
 #include "marker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/vfs.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAGIC "madwrite"
@@ -103,8 +106,10 @@ int mad_writer_check(const void *buf, size_t len, struct mad_writer_job *j,
 
 	if (len < sizeof(*h) || memcmp(h->magic, MAGIC, sizeof(h->magic)) != 0)
 		return bad(why, wsize, "not a marker writer's request");
-	if (memcmp(h->version, build_version, sizeof(h->version)) != 0 || h->layout != LAYOUT)
-		return bad(why, wsize, "a request of another build of mad-spank");
+	if (memcmp(h->version, build_version, sizeof(h->version)) != 0 || h->layout != LAYOUT) {
+		bad(why, wsize, "a request of another build of mad-spank");
+		return -2;
+	}
 	if (h->ngids > MAD_WRITER_GIDS_MAX || h->nmarkers < 1 || h->nmarkers > MAD_WRITER_MARKERS_MAX)
 		return bad(why, wsize, "too many groups or markers, or none");
 	gsize = gids_size(h->ngids);
@@ -159,41 +164,205 @@ int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marke
 	return code;
 }
 
-/* statfs(2)'s f_type of the file systems whose server can hang an exec. */
-static const struct {
-	long magic;
-	const char *name;
-} network_fs[] = {
-	{ 0x6969, "NFS" },
-	{ 0x517b, "SMB" },
-	{ (long)0xff534d42, "CIFS" },
-	{ (long)0xfe534d42, "SMB2" },
-	{ 0x65735546, "FUSE" },
-	{ 0x0bd00bd0, "Lustre" },
-	{ 0x47504653, "GPFS" },
-	{ 0x00c36400, "Ceph" },
-	{ 0x5346414f, "AFS" },
-	{ 0x6b414653, "AFS" },
-	{ 0x19830326, "BeeGFS" },
-};
+/* The file systems an exec from is never held by a server: local disks
+ * and memory.  Anything else (NFS, CIFS, FUSE, Lustre, GPFS, Ceph, an
+ * overlay or squashfs whose layers may be on one) takes the fork. */
+static const char *const local_fs[] = { "ext2",  "ext3", "ext4", "xfs", "btrfs",    "tmpfs",
+					"ramfs", "zfs",  "f2fs", "jfs", "reiserfs", "bcachefs" };
+
+/* Field N (0-based) of the mountinfo line LINE (LEN bytes), unescaped
+ * (\ooo) into OUT: 0, or -1 when it is not there or does not fit. */
+static int mount_field(const char *line, size_t len, int n, char *out, size_t size)
+{
+	size_t i = 0, o = 0;
+
+	while (n > 0 && i < len)
+		if (line[i++] == ' ')
+			n--;
+	if (n > 0 || i >= len)
+		return -1;
+	for (; i < len && line[i] != ' '; i++) {
+		char c = line[i];
+
+		if (c == '\\' && i + 3 < len && line[i + 1] >= '0' && line[i + 1] <= '3' &&
+		    line[i + 2] >= '0' && line[i + 2] <= '7' && line[i + 3] >= '0' &&
+		    line[i + 3] <= '7') {
+			c = (char)((line[i + 1] - '0') * 64 + (line[i + 2] - '0') * 8 +
+				   (line[i + 3] - '0'));
+			i += 3;
+		}
+		if (o + 1 >= size)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return o ? 0 : -1;
+}
+
+int mad_writer_mount_type(const char *mountinfo, size_t len, const char *path, char *type, size_t tsize)
+{
+	const char *line = mountinfo, *end = mountinfo + len;
+	size_t best = 0;
+	int found = 0;
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line)), *sep;
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line), m;
+		char point[4096], fs[64];
+
+		/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE ..." */
+		sep = memmem(line, n, " - ", 3);
+		if (sep && mount_field(line, n, 4, point, sizeof(point)) == 0 &&
+		    mount_field(sep + 3, n - (size_t)(sep + 3 - line), 0, fs, sizeof(fs)) == 0) {
+			m = strlen(point);
+			while (m > 1 && point[m - 1] == '/')
+				m--;
+			/* POINT holds PATH: "/" holds all; else a prefix ending at a '/';
+			 * the later of two lines for one point is the one on top */
+			if (point[0] == '/' &&
+			    (m == 1 ||
+			     (strncmp(path, point, m) == 0 && (path[m] == '/' || path[m] == '\0'))) &&
+			    m >= best) {
+				best = m;
+				found = 1;
+				snprintf(type, tsize, "%s", fs);
+			}
+		}
+		line += n + 1;
+	}
+	return found ? 0 : -1;
+}
+
+/* The mount table as this process sees it, read whole (procfs: it never
+ * waits on a server), into a buffer the caller frees; NULL when unread. */
+static char *read_mountinfo(size_t *len)
+{
+	size_t cap = 65536, got = 0;
+	char *buf = malloc(cap);
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	while (buf && fd >= 0) {
+		ssize_t r;
+
+		if (got == cap) {
+			char *grown = cap < (16U << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!grown)
+				break;
+			buf = grown;
+			cap *= 2;
+		}
+		r = read(fd, buf + got, cap - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0) {
+				close(fd);
+				*len = got;
+				return buf;
+			}
+			break;
+		}
+		got += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Whether PATH is on a local file system of MOUNTINFO: 1, else 0 with WHY. */
+static int on_local_fs(const char *mountinfo, size_t len, const char *path, char *why, size_t wsize)
+{
+	char type[64] = "";
+	size_t i;
+
+	if (mad_writer_mount_type(mountinfo, len, path, type, sizeof(type)) == 0)
+		for (i = 0; i < sizeof(local_fs) / sizeof(local_fs[0]); i++)
+			if (strcmp(type, local_fs[i]) == 0)
+				return 1;
+	if (why)
+		mad_error(why, wsize, "'%s' is on a file system (%s) an exec from may wait on",
+			  path, *type ? type : "unknown");
+	return 0;
+}
+
+#ifndef MAD_WRITER_STATIC
+/* The dynamic loader this process was started with (the main program's
+ * PT_INTERP, in memory), which a dynamic mad-writer execs too. */
+static int interp_of(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+			*(const char **)data =
+				(const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			return 1;
+		}
+	return 1; /* the main program comes first: only it is asked */
+}
+#endif
+
+/* PATH and each folder above it: root's, not a link, writable by no one
+ * else (a folder with the sticky bit aside), PATH an executable file. */
+static int root_owned(const char *path, char *why, size_t wsize)
+{
+	char prefix[MAD_JOBDIR_PATH];
+	size_t n = strlen(path), i;
+	struct stat st;
+
+	if (path[0] != '/' || n >= sizeof(prefix)) {
+		if (why)
+			mad_error(why, wsize, "'%s' is not an absolute path", path);
+		return 0;
+	}
+	for (i = 1; i <= n; i++) {
+		if (i < n && path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		if (lstat(prefix, &st)) {
+			if (why)
+				mad_error(why, wsize, "'%s': %s", prefix, strerror(errno));
+			return 0;
+		}
+		if (S_ISLNK(st.st_mode) || st.st_uid != 0 ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		     !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))) ||
+		    (i == n && (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR)))) {
+			if (why)
+				mad_error(why, wsize,
+					  "'%s' is not root's own %s (uid %u, mode %04o%s): whoever could replace it would run as root",
+					  prefix, i == n ? "executable file" : "folder",
+					  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+					  S_ISLNK(st.st_mode) ? ", a symbolic link" : "");
+			return 0;
+		}
+	}
+	return 1;
+}
 
 int mad_writer_spawnable(const char *path, char *why, size_t wsize)
 {
-	struct statfs fs;
-	size_t i;
+	size_t len = 0;
+	char *mountinfo = read_mountinfo(&len);
+	int ok;
 
-	if (access(path, X_OK) || statfs(path, &fs)) {
+	if (!mountinfo) {
 		if (why)
-			mad_error(why, wsize, "%s", strerror(errno));
+			mad_error(why, wsize, "/proc/self/mountinfo cannot be read");
 		return 0;
 	}
-	for (i = 0; i < sizeof(network_fs) / sizeof(network_fs[0]); i++)
-		/* f_type is signed on some ABIs: compare its low 32 bits */
-		if ((long)(unsigned int)fs.f_type == network_fs[i].magic) {
-			if (why)
-				mad_error(why, wsize, "on a network file system (%s)",
-					  network_fs[i].name);
-			return 0;
-		}
-	return 1;
+	ok = on_local_fs(mountinfo, len, path, why, wsize);
+#ifndef MAD_WRITER_STATIC
+	if (ok) {
+		const char *interp = NULL;
+
+		dl_iterate_phdr(interp_of, &interp);
+		ok = !interp || on_local_fs(mountinfo, len, interp, why, wsize);
+	}
+#endif
+	free(mountinfo);
+	/* looked up only once it is known to be on a local disk */
+	return ok && root_owned(path, why, wsize);
 }

@@ -9,7 +9,7 @@
  * ways in.  Rules:
  *  - a request is bytes one build writes and reads: its header names the
  *    build's version and the layout's size, so a mad-writer installed over
- *    a running slurmstepd's older mad.so refuses it (MAD_WRITER_BAD_REQUEST)
+ *    a running slurmstepd's older mad.so refuses it (MAD_WRITER_OTHER_BUILD)
  *    and that mad.so writes by a fork instead;
  *  - checking and running make system calls only and allocate nothing
  *    (safe in a fork of a multi-threaded slurmstepd); the request is read
@@ -57,7 +57,8 @@ struct mad_writer_job {
 /* The writer's exit status: what went wrong, for mad.so's message. */
 enum {
 	MAD_WRITER_OK = 0,
-	MAD_WRITER_BAD_REQUEST = 124, /* not this build's request, or malformed */
+	MAD_WRITER_OTHER_BUILD = 123, /* a request of another build (version, layout) */
+	MAD_WRITER_BAD_REQUEST = 124, /* a malformed request */
 	MAD_WRITER_NO_DROP = 125,     /* dropping privileges failed */
 	MAD_WRITER_NO_DIR = 126,      /* no job folder of this attempt can be opened */
 	MAD_WRITER_NO_WRITE = 127,    /* a marker cannot be written (the others were) */
@@ -73,7 +74,8 @@ void mad_writer_encode(const struct mad_writer_job *j, const struct mad_writer_m
 		       void *buf);
 
 /* Checks the request BUF of LEN bytes and reads it in place: 0 with *J
- * (its gids pointing into BUF), *M and *N, or -1 with WHY (NULL: none).
+ * (its gids pointing into BUF), *M and *N; -2 with WHY (NULL: none) when it
+ * is another build's (MAD_WRITER_OTHER_BUILD), -1 when it is malformed.
  * Rejects another build's request, a size that is not the request's own, a
  * folder or name that is not a plain one, a user who is not the folder's. */
 int mad_writer_check(const void *buf, size_t len, struct mad_writer_job *j,
@@ -86,10 +88,19 @@ int mad_writer_check(const void *buf, size_t len, struct mad_writer_job *j,
 int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marker *m, int n);
 
 /* Whether the program at PATH can be started without a wait no budget
- * bounds: a posix_spawn parent resumes only once its child has exec'd, and
- * an exec from a network file system (NFS, CIFS, Lustre ...) whose server
- * hangs would hold it.  1 for an executable on a local file system, else
- * 0 with WHY ("on a network file system (NFS)", or errno's text). */
+ * bounds, and trusted as root: a posix_spawn parent resumes only once its
+ * child has exec'd, and an exec from a network file system whose server
+ * hangs would hold it.  1 when PATH (and, for a dynamic build, the dynamic
+ * loader) is on a local file system by /proc/self/mountinfo, asked before
+ * PATH is looked up, and PATH and every folder above it are root's and
+ * writable by no one else; else 0 with WHY.  PATH is taken as it is
+ * written: a symbolic link on the way is refused. */
 int mad_writer_spawnable(const char *path, char *why, size_t wsize);
+
+/* The type of the file system that holds PATH by the mount table
+ * MOUNTINFO (/proc/self/mountinfo's format, LEN bytes) into TYPE: 0, or -1
+ * when no line holds it. */
+int mad_writer_mount_type(const char *mountinfo, size_t len, const char *path, char *type,
+			  size_t tsize);
 
 #endif

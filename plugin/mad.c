@@ -508,7 +508,7 @@ static int spawn_allowed(void)
 		writer_way = mad_writer_spawnable(MAD_WRITER_PATH, why, sizeof(why)) ? WRITER_SPAWN :
 										       WRITER_FORK;
 		if (writer_way == WRITER_FORK)
-			log_info("%s: %s: the markers are written by a fork of slurmstepd",
+			log_info("%s is not started: %s: the markers are written by a fork of slurmstepd",
 				 MAD_WRITER_PATH, why);
 	}
 	return writer_way == WRITER_SPAWN;
@@ -596,6 +596,7 @@ static void write_markers_as_user(const struct mad_writer_job *w, const struct m
 				  int n)
 {
 	static const char *const why[] = {
+		[MAD_WRITER_OTHER_BUILD] = "the writer is of another build",
 		[MAD_WRITER_BAD_REQUEST] = "the writer refused the request",
 		[MAD_WRITER_NO_DROP] = "dropping privileges failed",
 		[MAD_WRITER_NO_DIR] = "no job folder of this attempt can be opened",
@@ -632,7 +633,7 @@ static void write_markers_as_user(const struct mad_writer_job *w, const struct m
 	rc = mad_child_reap(pid, &marker_budget, &status);
 	/* a mad-writer of another build (installed under a running step):
 	 * this build's own code writes the request */
-	if (rc == 0 && spawned && WIFEXITED(status) && WEXITSTATUS(status) == MAD_WRITER_BAD_REQUEST) {
+	if (rc == 0 && spawned && WIFEXITED(status) && WEXITSTATUS(status) == MAD_WRITER_OTHER_BUILD) {
 		log_info("%s is of another build than this mad.so: the markers are written by a fork of slurmstepd",
 			 MAD_WRITER_PATH);
 		writer_way = WRITER_FORK;
@@ -650,7 +651,7 @@ static void write_markers_as_user(const struct mad_writer_job *w, const struct m
 	else if (!WIFEXITED(status) || WEXITSTATUS(status))
 		log_error("could not write the completion marker '%s/%s'%s as uid %u: %s", base,
 			  m[0].name, n > 1 ? " or another of this node" : "", (unsigned)w->uid,
-			  WIFEXITED(status) && WEXITSTATUS(status) >= MAD_WRITER_BAD_REQUEST &&
+			  WIFEXITED(status) && WEXITSTATUS(status) >= MAD_WRITER_OTHER_BUILD &&
 					  WEXITSTATUS(status) <= MAD_WRITER_NO_WRITE ?
 				  why[WEXITSTATUS(status)] :
 				  "the writer was killed");

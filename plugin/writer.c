@@ -14,18 +14,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* slurmstepd's descriptors that were not close-on-exec: none is ours. */
+/* slurmstepd's descriptors that were not close-on-exec: none is ours.
+ * close_range where the kernel has it (5.9), else each up to the limit. */
 static void close_inherited(void)
 {
+	struct rlimit rl;
+
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
 		return;
 #endif
-	for (int fd = 3; fd < 1024; fd++)
-		close(fd);
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1U << 20))
+		rl.rlim_cur = 1U << 20;
+	for (rlim_t fd = 3; fd < rl.rlim_cur; fd++)
+		close((int)fd);
 }
 
 /* Reads standard input to its end, at most MAD_WRITER_REQUEST_MAX bytes,
@@ -82,10 +88,11 @@ int main(int argc, char **argv)
 			errno == EFBIG ? "longer than any request" : strerror(errno));
 		return MAD_WRITER_BAD_REQUEST;
 	}
-	if (mad_writer_check(req, len, &j, &m, &n, why, sizeof(why))) {
+	code = mad_writer_check(req, len, &j, &m, &n, why, sizeof(why));
+	if (code) {
 		fprintf(stderr, "mad-writer: standard input: %s\n", why);
 		free(req);
-		return MAD_WRITER_BAD_REQUEST;
+		return code == -2 ? MAD_WRITER_OTHER_BUILD : MAD_WRITER_BAD_REQUEST;
 	}
 	code = mad_writer_run(&j, m, n);
 	free(req);

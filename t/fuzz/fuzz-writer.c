@@ -7,7 +7,9 @@
  * Beyond "no crash": a request taken has 1 to MAD_WRITER_MARKERS_MAX
  * markers, each a plain name and a length that fits, gids within the
  * input, and encoding what was read gives a request of the same size that
- * reads back the same. */
+ * reads back the same.  The input is also read as a mount table
+ * (mad_writer_mount_type, /proc/self/mountinfo's format), which mad.so
+ * reads to tell whether mad-writer is on a local disk. */
 #include "config.h"
 
 #include "fuzz.h"
@@ -66,7 +68,12 @@ static void one(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *patched;
+	char type[64];
 
+	/* the same bytes as a mount table: a type found fits and ends */
+	if (mad_writer_mount_type((const char *)data, size, "/usr/libexec/mad-spank/mad-writer",
+				  type, sizeof(type)) == 0)
+		check(memchr(type, '\0', sizeof(type)) != NULL && type[0] != '\0');
 	one(data, size);
 	if (size < 32)
 		return 0;

@@ -184,7 +184,7 @@ TEST(writer_request_refused)
 	CHECK(strstr(why, "not a marker writer's request") != NULL);
 	req[0] ^= 1;
 	req[8] ^= 1; /* another build's version */
-	CHECK(mad_writer_check(req, len, &back, &got, &n, why, sizeof(why)) == -1);
+	CHECK(mad_writer_check(req, len, &back, &got, &n, why, sizeof(why)) == -2);
 	CHECK(strstr(why, "another build") != NULL);
 	req[8] ^= 1;
 	CHECK(mad_writer_check(req, len, &back, &got, &n, NULL, 0) == 0);
@@ -297,8 +297,8 @@ TEST(writer_program_refuses_a_bad_request)
 		  "mad-writer: standard input: the request's size is not its own (cut short?)\n");
 	CHECK(run_program(req, 0, (uid_t)-1) == MAD_WRITER_BAD_REQUEST);
 	CHECK_STR(program_stderr, "mad-writer: standard input: not a marker writer's request\n");
-	req[9] ^= 1;
-	CHECK(run_program(req, len, (uid_t)-1) == MAD_WRITER_BAD_REQUEST);
+	req[9] ^= 1; /* another version's */
+	CHECK(run_program(req, len, (uid_t)-1) == MAD_WRITER_OTHER_BUILD);
 	CHECK_STR(program_stderr,
 		  "mad-writer: standard input: a request of another build of mad-spank\n");
 	CHECK(!exists(7006));
@@ -335,19 +335,79 @@ TEST(writer_run_in_a_fork)
 	free(req);
 }
 
+/* The file system that holds a path, by a mount table as the kernel
+ * writes it (proc(5), /proc/pid/mountinfo): the longest mount point that
+ * holds it, the later of two lines for one point, octal escapes. */
+TEST(writer_mount_type)
+{
+	static const char table[] = "26 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+				    "40 26 0:50 / /usr rw,relatime shared:3 - nfs srv:/usr rw,vers=3\n"
+				    "41 40 0:51 / /usr/local rw - tmpfs tmpfs rw\n"
+				    "42 26 0:52 / /opt\\040x rw - xfs /dev/vdb rw\n"
+				    "43 26 0:53 / /srv rw - nfs4 srv:/srv rw\n"
+				    "44 26 0:54 / /srv rw - ext4 /dev/vdc rw\n"
+				    "garbage line\n"
+				    "45 26 0:55 / /mnt rw - \n";
+	char type[64];
+
+	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/usr/libexec/mad-spank/mad-writer",
+				    type, sizeof(type)) == 0);
+	CHECK_STR(type, "nfs");
+	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/usr/local/libexec/mad-writer", type,
+				    sizeof(type)) == 0);
+	CHECK_STR(type, "tmpfs");
+	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/usrx/mad-writer", type,
+				    sizeof(type)) == 0);
+	CHECK_STR(type, "ext4"); /* /usr does not hold /usrx */
+	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/opt x/mad-writer", type,
+				    sizeof(type)) == 0);
+	CHECK_STR(type, "xfs");
+	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/srv/mad-writer", type,
+				    sizeof(type)) == 0);
+	CHECK_STR(type, "ext4"); /* mounted over the NFS one */
+	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/mnt/x", type, sizeof(type)) == 0);
+	CHECK_STR(type, "ext4"); /* a line without a type holds nothing */
+	CHECK(mad_writer_mount_type("", 0, "/x", type, sizeof(type)) == -1);
+	CHECK(mad_writer_mount_type("garbage\n", 8, "/x", type, sizeof(type)) == -1);
+}
+
+/* Started only from a local disk, and only as root's own file in root's
+ * own folders: whoever could replace it would run as root. */
 TEST(writer_spawnable)
 {
-	char why[256], plain[64];
-	int fd;
+	char why[512], path[96], cmd[256];
 
-	CHECK(mad_writer_spawnable(writer_path(), why, sizeof(why)) == 1);
 	CHECK(mad_writer_spawnable("/nonexistent/mad-writer", why, sizeof(why)) == 0);
-	CHECK(strstr(why, "No such file") != NULL);
-	snprintf(plain, sizeof(plain), "%s/plain", tmp); /* not executable */
-	fd = open(plain, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0 && close(fd) == 0);
-	CHECK(mad_writer_spawnable(plain, why, sizeof(why)) == 0);
-	CHECK(strstr(why, "Permission denied") != NULL);
+	CHECK(strstr(why, "'/nonexistent': No such file") != NULL);
+	CHECK(mad_writer_spawnable("relative/mad-writer", why, sizeof(why)) == 0);
+	snprintf(path, sizeof(path), "%s/bin", tmp);
+	CHECK(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/bin/mad-writer", tmp);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", writer_path(), path);
+	CHECK(system(cmd) == 0 && chmod(path, 0755) == 0);
+	if (getuid() != 0) { /* the copy and its folders are ours, not root's */
+		CHECK(mad_writer_spawnable(path, why, sizeof(why)) == 0);
+		CHECK(strstr(why, "is not root's own folder") != NULL);
+		return;
+	}
+	CHECK(mad_writer_spawnable(path, why, sizeof(why)) == 1);
+	CHECK(chmod(path, 0775) == 0); /* its group may replace it */
+	CHECK(mad_writer_spawnable(path, why, sizeof(why)) == 0);
+	CHECK(strstr(why, "mode 0775") != NULL);
+	CHECK(chmod(path, 0644) == 0); /* not executable */
+	CHECK(mad_writer_spawnable(path, why, sizeof(why)) == 0);
+	CHECK(chmod(path, 0755) == 0);
+	snprintf(cmd, sizeof(cmd), "%s/bin", tmp); /* a folder on the way others may write */
+	CHECK(chmod(cmd, 0777) == 0);
+	CHECK(mad_writer_spawnable(path, why, sizeof(why)) == 0);
+	CHECK(strstr(why, "folder") != NULL);
+	CHECK(chmod(cmd, 0755) == 0);
+	snprintf(cmd, sizeof(cmd), "%s/link", tmp); /* a link on the way */
+	snprintf(path, sizeof(path), "%s/bin", tmp);
+	CHECK(symlink(path, cmd) == 0);
+	snprintf(path, sizeof(path), "%s/link/mad-writer", tmp);
+	CHECK(mad_writer_spawnable(path, why, sizeof(why)) == 0);
+	CHECK(strstr(why, "a symbolic link") != NULL);
 }
 
 int main(void)
@@ -372,6 +432,7 @@ int main(void)
 	RUN(writer_program_writes_as_the_user);
 	RUN(writer_program_refuses_a_bad_request);
 	RUN(writer_run_in_a_fork);
+	RUN(writer_mount_type);
 	RUN(writer_spawnable);
 	return unit_done_in(tmp);
 }

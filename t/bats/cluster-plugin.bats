@@ -244,13 +244,17 @@ planted_link_job() {
 		sleep 0.05
 	done
 	((${#stepds[@]} == 2)) || { echo "no slurmstepd of step $jobid.0 on both nodes"; false; }
+	tracers=()
 	for p in "${stepds[@]}"; do
-		strace -f -qq -e trace=execve,clone,clone3,fork,vfork -o "$trace.$p" -p "$p" &
+		timeout 60 strace -f -qq -e trace=execve,clone,clone3,fork,vfork -o "$trace.$p" -p "$p" &
+		tracers+=($!)
 	done
 	run "$AS_USER" timeout 120 mad-wait --interval 1 "$jobid"
 	echo "$output"
 	assert_success
-	wait
+	sleep 1
+	kill -INT "${tracers[@]}" 2>/dev/null || true # a slurmstepd that lingers is detached from
+	wait "${tracers[@]}" || true
 	cat "$trace".*
 	# each node's slurmstepd started mad-writer once for its two tasks, with an empty
 	# environment, and no child of it ran on as a copy of slurmstepd to write them

@@ -191,7 +191,7 @@ static int mount_field(const char *line, size_t len, int n, char *out, size_t si
 				   (line[i + 3] - '0'));
 			i += 3;
 		}
-		if (o + 1 >= size)
+		if (o + 1 >= size || c == '\0') /* a NUL is no part of a name */
 			return -1;
 		out[o++] = c;
 	}

@@ -404,6 +404,7 @@ poll_cost() {
 	for ((r = 0; r < 8; r++)); do printf '0\nhost=n%d\n' $((r / 2 + 1)) >"$run_dir/73/step0_rank$r"; done
 	now=$(date +%s)
 	printf '3\nhost=n3\ntime=%s\n' "$now" >"$run_dir/73/step0_rank5"
+	printf '73 RUNNING 1:00:00\n' >"$BATS_TEST_TMPDIR/queue" # its submit time: see test 3
 	run mad-wait -d "$run_dir" --json 73
 	assert_success
 	assert_output --partial "job 73: rank 0 exited 0; step 0 task 5 on n3 exited 3"

@@ -157,7 +157,23 @@ assert_standin_nodes() { # launcher n files...
 		head_at=$(standin_lines ray-head "${outs[@]}" | grep -o ' addr=[^ ]* port=[^ ]* ')
 		standin_lines ray-worker "${outs[@]}" | grep -q " node_rank=1 nnodes=2$head_at"
 		standin_lines vllm "${outs[@]}" | grep -q ' node_rank=0 nnodes=2 tp=2 pp=2 workers=1 model=/models/m '
+		# the head's server, outside the step's process tree, ends with its job: one left
+		# listening would hold a port a later job's MASTER_PORT may be given
+		assert_nothing_listens "$head_at"
 	done
+}
+
+# Within 5 s, nothing accepts a connection at " addr=A port=P " (a stand-in line's words).
+assert_nothing_listens() { # " addr=A port=P "
+	local addr port i
+	addr=$(sed -n 's/.* addr=\([^ ]*\) .*/\1/p' <<<"$1")
+	port=$(sed -n 's/.* port=\([^ ]*\) .*/\1/p' <<<"$1")
+	for i in {1..50}; do
+		timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "something still listens on $addr:$port 5 s after its job ended"
+	false
 }
 
 # Renders serving template NAME (extra mad-render arguments after it) for 2 nodes, submits

@@ -9,10 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,27 +141,70 @@ int mad_writer_check(const void *buf, size_t len, struct mad_writer_job *j,
 	return 0;
 }
 
-int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marker *m, int n)
+int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marker *m, int n,
+		   char *why, size_t wsize)
 {
 	char dir[MAD_JOBDIR_PATH];
 	int fd, i, code = MAD_WRITER_OK;
 
 	if ((j->ngids ? setgroups((size_t)j->ngids, j->gids) : setgroups(1, &j->gid)) ||
 	    setresgid(j->gid, j->gid, j->gid) || setresuid(j->uid, j->uid, j->uid) ||
-	    getuid() != j->uid || geteuid() != j->uid || getegid() != j->gid)
+	    getuid() != j->uid || geteuid() != j->uid || getegid() != j->gid) {
+		if (why)
+			mad_error(why, wsize, "cannot become uid %u gid %u: %s", (unsigned)j->uid,
+				  (unsigned)j->gid, strerror(errno));
 		return MAD_WRITER_NO_DROP;
+	}
 	/* opened as the user; the markers are read and written in it alone */
-	if (mad_jobdir_open(&j->dir, MAD_JOBDIR_JOIN, dir, sizeof(dir), &fd, NULL, 0, NULL, 0))
+	if (mad_jobdir_open(&j->dir, MAD_JOBDIR_JOIN, dir, sizeof(dir), &fd, NULL, 0, why, wsize))
 		return MAD_WRITER_NO_DIR;
 	for (i = 0; i < n; i++) {
 		/* task_init recorded why the task could not start: that stays */
 		if (j->job_id >= 0 && mad_marker_failure_recorded(fd, m[i].name, j->job_id, j->stepd))
 			continue;
-		if (mad_write_file_at(fd, dir, m[i].name, m[i].content, m[i].len, j->flags, NULL, 0))
-			code = MAD_WRITER_NO_WRITE; /* the others still go */
+		/* the others still go; WHY keeps the first failure */
+		if (mad_write_file_at(fd, dir, m[i].name, m[i].content, m[i].len, j->flags,
+				      code == MAD_WRITER_OK ? why : NULL, wsize))
+			code = MAD_WRITER_NO_WRITE;
 	}
 	close(fd);
 	return code;
+}
+
+int mad_writer_serve(const void *buf, size_t len, char *why, size_t wsize)
+{
+	const struct mad_writer_marker *m;
+	struct mad_writer_job j;
+	int n;
+
+	switch (mad_writer_check(buf, len, &j, &m, &n, why, wsize)) {
+	case 0:
+		return mad_writer_run(&j, m, n, why, wsize);
+	case -2:
+		return MAD_WRITER_OTHER_BUILD;
+	default:
+		return MAD_WRITER_BAD_REQUEST;
+	}
+}
+
+const char *mad_writer_strerror(int code)
+{
+	switch (code) {
+	case MAD_WRITER_OK:
+		return "written";
+	case MAD_WRITER_OTHER_BUILD:
+		return "the writer is of another build";
+	case MAD_WRITER_BAD_REQUEST:
+		return "the writer refused the request";
+	case MAD_WRITER_NO_DROP:
+		return "dropping privileges failed";
+	case MAD_WRITER_NO_DIR:
+		return "no job folder of this attempt can be opened";
+	case MAD_WRITER_NO_WRITE:
+		return "the file cannot be written";
+	default:
+		return NULL;
+	}
 }
 
 /* The file systems an exec from is never held by a server: local disks
@@ -199,15 +242,14 @@ static int mount_field(const char *line, size_t len, int n, char *out, size_t si
 	return o ? 0 : -1;
 }
 
-int mad_writer_mount_type(const char *mountinfo, size_t len, const char *path, char *type, size_t tsize)
+int mad_writer_mount_local(const char *mountinfo, size_t len, const char *path, char *type, size_t tsize)
 {
 	const char *line = mountinfo, *end = mountinfo + len;
-	size_t best = 0;
 	int found = 0;
 
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line)), *sep;
-		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line), m;
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line), m, i;
 		char point[4096], fs[64];
 
 		/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE ..." */
@@ -217,20 +259,22 @@ int mad_writer_mount_type(const char *mountinfo, size_t len, const char *path, c
 			m = strlen(point);
 			while (m > 1 && point[m - 1] == '/')
 				m--;
-			/* POINT holds PATH: "/" holds all; else a prefix ending at a '/';
-			 * the later of two lines for one point is the one on top */
-			if (point[0] == '/' &&
-			    (m == 1 ||
-			     (strncmp(path, point, m) == 0 && (path[m] == '/' || path[m] == '\0'))) &&
-			    m >= best) {
-				best = m;
+			/* POINT holds PATH: "/" holds all; else a prefix ending at a '/' */
+			if (point[0] == '/' && (m == 1 || (strncmp(path, point, m) == 0 &&
+							   (path[m] == '/' || path[m] == '\0')))) {
 				found = 1;
-				snprintf(type, tsize, "%s", fs);
+				for (i = 0; i < sizeof(local_fs) / sizeof(local_fs[0]); i++)
+					if (strcmp(fs, local_fs[i]) == 0)
+						break;
+				if (i == sizeof(local_fs) / sizeof(local_fs[0])) {
+					snprintf(type, tsize, "%s", fs);
+					return 0;
+				}
 			}
 		}
 		line += n + 1;
 	}
-	return found ? 0 : -1;
+	return found ? 1 : -1;
 }
 
 /* The mount table as this process sees it, read whole (procfs: it never
@@ -275,33 +319,66 @@ static char *read_mountinfo(size_t *len)
 static int on_local_fs(const char *mountinfo, size_t len, const char *path, char *why, size_t wsize)
 {
 	char type[64] = "";
-	size_t i;
+	int rc = mad_writer_mount_local(mountinfo, len, path, type, sizeof(type));
 
-	if (mad_writer_mount_type(mountinfo, len, path, type, sizeof(type)) == 0)
-		for (i = 0; i < sizeof(local_fs) / sizeof(local_fs[0]); i++)
-			if (strcmp(type, local_fs[i]) == 0)
-				return 1;
-	if (why)
-		mad_error(why, wsize, "'%s' is on a file system (%s) an exec from may wait on",
-			  path, *type ? type : "unknown");
-	return 0;
+	if (rc == 0 && why)
+		mad_error(why, wsize,
+			  "'%s' is reached through a file system (%s) an exec from may wait on",
+			  path, type);
+	else if (rc < 0 && why)
+		mad_error(why, wsize, "'%s' is on no file system /proc/self/mountinfo lists", path);
+	return rc == 1;
 }
 
-#ifndef MAD_WRITER_STATIC
-/* The dynamic loader this process was started with (the main program's
- * PT_INTERP, in memory), which a dynamic mad-writer execs too. */
-static int interp_of(struct dl_phdr_info *info, size_t size, void *data)
+/* The path of the file mapped at ADDR in this process, by /proc/self/maps
+ * (the kernel's path of the mapping: no lookup), into OUT: 0, or -1. */
+static int mapped_path(uintptr_t addr, char *out, size_t size)
 {
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
-			*(const char **)data =
-				(const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-			return 1;
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096 + 128];
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	while (rc && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int at = 0;
+
+		/* "LO-HI PERMS OFFSET DEV INODE      PATH" */
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) < 2 || !at ||
+		    addr < lo || addr >= hi)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[at] == '/' && strlen(line + at) < size) {
+			strcpy(out, line + at);
+			rc = 0;
 		}
-	return 1; /* the main program comes first: only it is asked */
+		break;
+	}
+	fclose(f);
+	return rc;
 }
-#endif
+
+int mad_writer_libs_local(const char *mountinfo, size_t len, char *why, size_t wsize)
+{
+	const uintptr_t at[] = { (uintptr_t)getauxval(AT_BASE), (uintptr_t)&write };
+	const char *what[] = { "the dynamic loader", "the C library" };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		if (!at[i])
+			continue; /* no loader: a static program */
+		if (mapped_path(at[i], path, sizeof(path))) {
+			if (why)
+				mad_error(why, wsize, "%s's file is not found in /proc/self/maps",
+					  what[i]);
+			return 0;
+		}
+		if (!on_local_fs(mountinfo, len, path, why, wsize))
+			return 0;
+	}
+	return 1;
+}
 
 /* PATH and each folder above it: root's, not a link, writable by no one
  * else (a folder with the sticky bit aside), PATH an executable file. */
@@ -355,12 +432,7 @@ int mad_writer_spawnable(const char *path, char *why, size_t wsize)
 	}
 	ok = on_local_fs(mountinfo, len, path, why, wsize);
 #ifndef MAD_WRITER_STATIC
-	if (ok) {
-		const char *interp = NULL;
-
-		dl_iterate_phdr(interp_of, &interp);
-		ok = !interp || on_local_fs(mountinfo, len, interp, why, wsize);
-	}
+	ok = ok && mad_writer_libs_local(mountinfo, len, why, wsize);
 #endif
 	free(mountinfo);
 	/* looked up only once it is known to be on a local disk */

@@ -6,7 +6,7 @@
  * by posix_spawn with the request on its standard input, or a fork of
  * slurmstepd where the program cannot serve.  Both check the request with
  * mad_writer_check() and carry it out with mad_writer_run(): one code, two
- * ways in.  Rules:
+ * ways in (mad_writer_serve()).  Rules:
  *  - a request is bytes one build writes and reads: its header names the
  *    build's version and the layout's size, so a mad-writer installed over
  *    a running slurmstepd's older mad.so refuses it (MAD_WRITER_OTHER_BUILD)
@@ -54,15 +54,23 @@ struct mad_writer_job {
 	long stepd;        /* and of the slurmstepd STEPD could not start stays */
 };
 
-/* The writer's exit status: what went wrong, for mad.so's message. */
+/* The writer's exit status: what went wrong, for mad.so's message
+ * (mad_writer_strerror()).  Away from 126..255, which a shell, the dynamic
+ * loader (127: a library missing) and a death by signal give: a status
+ * that is none of these says the program did not run this build's code,
+ * and mad.so has its fork write the request instead. */
 enum {
 	MAD_WRITER_OK = 0,
-	MAD_WRITER_OTHER_BUILD = 123, /* a request of another build (version, layout) */
-	MAD_WRITER_BAD_REQUEST = 124, /* a malformed request */
-	MAD_WRITER_NO_DROP = 125,     /* dropping privileges failed */
-	MAD_WRITER_NO_DIR = 126,      /* no job folder of this attempt can be opened */
-	MAD_WRITER_NO_WRITE = 127,    /* a marker cannot be written (the others were) */
+	MAD_WRITER_OTHER_BUILD = 80, /* a request of another build (version, layout) */
+	MAD_WRITER_BAD_REQUEST,      /* a malformed request */
+	MAD_WRITER_NO_DROP,          /* dropping privileges failed */
+	MAD_WRITER_NO_DIR,           /* no job folder of this attempt can be opened */
+	MAD_WRITER_NO_WRITE,         /* a marker cannot be written (the others were) */
 };
+
+/* What the writer's exit status CODE says, for a message; NULL when CODE
+ * is none of the statuses above. */
+const char *mad_writer_strerror(int code);
 
 /* The bytes of a request for J and N markers (N <= MAD_WRITER_MARKERS_MAX,
  * J->ngids <= MAD_WRITER_GIDS_MAX), or 0 when it cannot be one. */
@@ -83,24 +91,42 @@ int mad_writer_check(const void *buf, size_t len, struct mad_writer_job *j,
 
 /* Carries out a checked request as the job's user: drops every id (keeping
  * the job's groups), opens the attempt's folder (MAD_JOBDIR_JOIN) and
- * writes each marker in it.  Returns the exit status above.  For a
- * process of its own (the program, or a fork): its ids stay dropped. */
-int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marker *m, int n);
+ * writes each marker in it.  Returns the exit status above, with WHY (NULL:
+ * none, and system calls only) for a failure.  For a process of its own
+ * (the program, or a fork): its ids stay dropped. */
+int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marker *m, int n,
+		   char *why, size_t wsize);
+
+/* The writer's whole work, the program's and the fork's: checks the
+ * request BUF of LEN bytes and carries it out.  Returns the exit status
+ * above, with WHY (NULL: none) for a failure. */
+int mad_writer_serve(const void *buf, size_t len, char *why, size_t wsize);
 
 /* Whether the program at PATH can be started without a wait no budget
  * bounds, and trusted as root: a posix_spawn parent resumes only once its
  * child has exec'd, and an exec from a network file system whose server
- * hangs would hold it.  1 when PATH (and, for a dynamic build, the dynamic
- * loader) is on a local file system by /proc/self/mountinfo, asked before
- * PATH is looked up, and PATH and every folder above it are root's and
- * writable by no one else; else 0 with WHY.  PATH is taken as it is
- * written: a symbolic link on the way is refused. */
+ * hangs would hold it.  1 when every mount PATH's lookup may cross is of
+ * a local file system by /proc/self/mountinfo, asked before PATH is looked
+ * up (for a dynamic build, those of the dynamic loader and the C library
+ * too: mad_writer_libs_local()), and PATH and every folder above it are
+ * root's and writable by no one else; else 0 with WHY.  PATH is taken as
+ * it is written: a symbolic link on the way is refused. */
 int mad_writer_spawnable(const char *path, char *why, size_t wsize);
 
-/* The type of the file system that holds PATH by the mount table
- * MOUNTINFO (/proc/self/mountinfo's format, LEN bytes) into TYPE: 0, or -1
- * when no line holds it. */
-int mad_writer_mount_type(const char *mountinfo, size_t len, const char *path, char *type,
-			  size_t tsize);
+/* Whether every mount of the mount table MOUNTINFO (/proc/self/mountinfo's
+ * format, LEN bytes) whose mount point holds PATH is of a local file
+ * system: those a lookup of PATH crosses, and any one hidden under them
+ * (refused all the same: the table does not say which one is on top).
+ * 1; 0 with the type of the first one that is not into TYPE; -1 when no
+ * line holds PATH. */
+int mad_writer_mount_local(const char *mountinfo, size_t len, const char *path, char *type,
+			   size_t tsize);
+
+/* Whether the dynamic loader this process started with and its C library
+ * are on local file systems by MOUNTINFO, each by the path the kernel
+ * gives its mapping in /proc/self/maps (a link such as usrmerge's /lib64
+ * resolved, with no lookup): a dynamic mad-writer execs the same two.
+ * 1 (also for a static process, which has no loader), else 0 with WHY. */
+int mad_writer_libs_local(const char *mountinfo, size_t len, char *why, size_t wsize);
 
 #endif

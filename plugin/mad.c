@@ -514,24 +514,34 @@ static int spawn_allowed(void)
 	return writer_way == WRITER_SPAWN;
 }
 
+/* A descriptor of memory (memfd: a file that never waits), above 2, since
+ * dup2 onto itself would keep its close-on-exec; -1 when none. */
+static int memory_file(const char *name)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd >= 0 && fd < 3) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		fd = high;
+	}
+	return fd;
+}
+
 /* Starts mad-writer with the request REQ (LEN bytes) on its standard input:
  * a descriptor of memory, written whole before the start, so neither side
- * waits on the other.  Its pid, or -1. */
-static pid_t spawn_writer(const void *req, size_t len)
+ * waits on the other; its standard error goes to the memory file ERRFD, read
+ * once it has ended.  Its pid, or -1. */
+static pid_t spawn_writer(const void *req, size_t len, int errfd)
 {
 	static char *const argv[] = { "mad-writer", NULL }, *const envp[] = { NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t all, none;
 	pid_t pid = -1;
-	int fd = memfd_create("mad-writer", MFD_CLOEXEC), rc;
+	int fd = errfd < 0 ? -1 : memory_file("mad-writer"), rc;
 
-	if (fd >= 0 && fd < 3) { /* dup2 onto itself would keep close-on-exec */
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-
-		close(fd);
-		fd = high;
-	}
 	if (fd < 0)
 		return -1;
 	if (write(fd, req, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0) {
@@ -554,7 +564,7 @@ static pid_t spawn_writer(const void *req, size_t len)
 	if (!rc)
 		rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+		rc = posix_spawn_file_actions_adddup2(&fa, errfd, 2);
 	if (!rc)
 		rc = posix_spawn(&pid, MAD_WRITER_PATH, &fa, &attr, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
@@ -575,15 +585,41 @@ static pid_t fork_writer(const void *req, size_t len)
 {
 	pid_t pid = fork();
 
-	if (pid == 0) {
-		const struct mad_writer_marker *m;
-		struct mad_writer_job j;
-		int n;
-
-		_exit(mad_writer_check(req, len, &j, &m, &n, NULL, 0) ? MAD_WRITER_BAD_REQUEST :
-									mad_writer_run(&j, m, n));
-	}
+	if (pid == 0)
+		_exit(mad_writer_serve(req, len, NULL, 0));
 	return pid;
+}
+
+/* What a spawned mad-writer wrote to its standard error ERRFD, its last
+ * line's words, into SAID ("" when nothing). */
+static void writer_said(int errfd, char *said, size_t size)
+{
+	ssize_t n = errfd < 0 ? -1 : pread(errfd, said, size - 1, 0);
+
+	said[n > 0 ? n : 0] = '\0';
+	while (n > 0 && (said[n - 1] == '\n' || said[n - 1] == '\r'))
+		said[--n] = '\0';
+	for (char *c = said; *c; c++)
+		if (*c == '\n' || (unsigned char)*c < ' ')
+			*c = ' ';
+}
+
+/* Whether a spawned writer's end (STATUS, as waitpid gives it) is one of
+ * this build's answers; else (a signal, a loader's 127, another build's
+ * code or 123) why not into WHY. */
+static int writer_answered(int status, const char *said, char *why, size_t size)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) != MAD_WRITER_OTHER_BUILD &&
+	    mad_writer_strerror(WEXITSTATUS(status)))
+		return 1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == MAD_WRITER_OTHER_BUILD)
+		snprintf(why, size, "is of another build than this mad.so");
+	else if (WIFEXITED(status))
+		snprintf(why, size, "exited %d%s%s", WEXITSTATUS(status), *said ? ": " : "", said);
+	else
+		snprintf(why, size, "was killed by signal %d",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return 0;
 }
 
 /* Writes the N markers M in the attempt's job folder W->dir as the job's
@@ -595,66 +631,67 @@ static pid_t fork_writer(const void *req, size_t len)
 static void write_markers_as_user(const struct mad_writer_job *w, const struct mad_writer_marker *m,
 				  int n)
 {
-	static const char *const why[] = {
-		[MAD_WRITER_OTHER_BUILD] = "the writer is of another build",
-		[MAD_WRITER_BAD_REQUEST] = "the writer refused the request",
-		[MAD_WRITER_NO_DROP] = "dropping privileges failed",
-		[MAD_WRITER_NO_DIR] = "no job folder of this attempt can be opened",
-		[MAD_WRITER_NO_WRITE] = "the file cannot be written",
-	};
-	const char *base = w->dir.base;
+	const char *base = w->dir.base, *others = n > 1 ? " and others of this node" : "";
 	size_t len = mad_writer_request_size(w, n);
-	int status = 0, rc, spawned = 0;
+	int status = 0, rc, spawned = 0, errfd = -1;
+	char said[256] = "", why[MAD_ERR_MAX];
 	void *req;
 	pid_t pid;
 
 	if (marker_budget.left_us <= 0) {
 		log_error("the marker '%s/%s'%s is not written: the shared folder did not answer within %d s for this step's earlier markers",
-			  base, m[0].name, n > 1 ? " and others of this node" : "",
-			  MARKER_WAIT_MS / 1000);
+			  base, m[0].name, others, MARKER_WAIT_MS / 1000);
 		return;
 	}
 	req = len ? malloc(len) : NULL;
 	if (!req) {
 		log_error("no room for the completion marker '%s/%s'%s: not written", base,
-			  m[0].name, n > 1 ? " and others of this node" : "");
+			  m[0].name, others);
 		return;
 	}
 	mad_writer_encode(w, m, n, req);
-	pid = spawn_allowed() ? spawn_writer(req, len) : -1;
-	spawned = pid > 0;
+	if (spawn_allowed()) {
+		errfd = memory_file("mad-writer-stderr");
+		pid = spawn_writer(req, len, errfd);
+		spawned = pid > 0;
+	}
 	if (!spawned)
 		pid = fork_writer(req, len);
-	if (pid < 0) {
-		log_error("fork failed: no completion marker written");
-		free(req);
-		return;
+	rc = pid < 0 ? -2 : mad_child_reap(pid, &marker_budget, &status);
+	if (rc == 0 && spawned) {
+		writer_said(errfd, said, sizeof(said));
+		/* a mad-writer that did not run this build's code (another build's,
+		 * installed under a running step; one that cannot load or was
+		 * killed): this build's own code writes the request, and the step's
+		 * later ones */
+		if (!writer_answered(status, said, why, sizeof(why))) {
+			log_info("%s %s: the markers are written by a fork of slurmstepd",
+				 MAD_WRITER_PATH, why);
+			writer_way = WRITER_FORK;
+			*said = '\0';
+			pid = fork_writer(req, len);
+			rc = pid < 0 ? -2 : mad_child_reap(pid, &marker_budget, &status);
+		}
 	}
-	rc = mad_child_reap(pid, &marker_budget, &status);
-	/* a mad-writer of another build (installed under a running step):
-	 * this build's own code writes the request */
-	if (rc == 0 && spawned && WIFEXITED(status) && WEXITSTATUS(status) == MAD_WRITER_OTHER_BUILD) {
-		log_info("%s is of another build than this mad.so: the markers are written by a fork of slurmstepd",
-			 MAD_WRITER_PATH);
-		writer_way = WRITER_FORK;
-		pid = fork_writer(req, len);
-		rc = pid < 0 ? -1 : mad_child_reap(pid, &marker_budget, &status);
-	}
+	if (errfd >= 0)
+		close(errfd);
 	free(req);
-	if (rc == 1)
+	if (rc == -2)
+		log_error("fork failed: %s: the completion marker '%s/%s'%s is not written",
+			  strerror(errno), base, m[0].name, others);
+	else if (rc == 1)
 		log_error("the completion marker '%s/%s'%s was not written within %d s (the shared folder hangs?)",
-			  base, m[0].name, n > 1 ? " and others of this node" : "",
-			  MARKER_WAIT_MS / 1000);
+			  base, m[0].name, others, MARKER_WAIT_MS / 1000);
 	else if (rc < 0)
-		log_error("cannot tell whether the completion marker '%s/%s' was written: %s", base,
-			  m[0].name, strerror(errno));
+		log_error("cannot tell whether the completion marker '%s/%s'%s was written: %s",
+			  base, m[0].name, others, strerror(errno));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		log_error("could not write the completion marker '%s/%s'%s as uid %u: %s", base,
-			  m[0].name, n > 1 ? " or another of this node" : "", (unsigned)w->uid,
-			  WIFEXITED(status) && WEXITSTATUS(status) >= MAD_WRITER_OTHER_BUILD &&
-					  WEXITSTATUS(status) <= MAD_WRITER_NO_WRITE ?
-				  why[WEXITSTATUS(status)] :
-				  "the writer was killed");
+		log_error("could not write the completion marker '%s/%s'%s as uid %u: %s%s%s%s",
+			  base, m[0].name, n > 1 ? " or another of this node" : "", (unsigned)w->uid,
+			  WIFEXITED(status) && mad_writer_strerror(WEXITSTATUS(status)) ?
+				  mad_writer_strerror(WEXITSTATUS(status)) :
+				  "the writer was killed",
+			  *said ? " (" : "", said, *said ? ")" : "");
 }
 
 /* The step markers of this slurmstepd's tasks that exited 0, held until

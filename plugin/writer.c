@@ -10,28 +10,49 @@
 
 #include "writer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /* slurmstepd's descriptors that were not close-on-exec: none is ours.
- * close_range where the kernel has it (5.9), else each up to the limit. */
+ * close_range where the kernel has it (5.9), else those /proc/self/fd
+ * lists (the limit may be a million numbers), else each up to 65536. */
 static void close_inherited(void)
 {
-	struct rlimit rl;
+	DIR *d;
 
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
 		return;
 #endif
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1U << 20))
-		rl.rlim_cur = 1U << 20;
-	for (rlim_t fd = 3; fd < rl.rlim_cur; fd++)
-		close((int)fd);
+	d = opendir("/proc/self/fd");
+	if (d) {
+		int self = dirfd(d), fds[256], n;
+
+		/* read a batch, then close it: a folder is not closed under readdir */
+		do {
+			struct dirent *e;
+
+			n = 0;
+			rewinddir(d);
+			while (n < (int)(sizeof(fds) / sizeof(fds[0])) && (e = readdir(d))) {
+				int fd = atoi(e->d_name);
+
+				if (fd > 2 && fd != self)
+					fds[n++] = fd;
+			}
+			for (int i = 0; i < n; i++)
+				close(fds[i]);
+		} while (n > 0);
+		closedir(d);
+		return;
+	}
+	for (int fd = 3; fd < 65536; fd++)
+		close(fd);
 }
 
 /* Reads standard input to its end, at most MAD_WRITER_REQUEST_MAX bytes,
@@ -65,12 +86,10 @@ static void *read_request(size_t *len)
 
 int main(int argc, char **argv)
 {
-	const struct mad_writer_marker *m;
-	struct mad_writer_job j;
-	char why[256];
+	char why[256] = "";
 	size_t len = 0;
 	void *req;
-	int n, code;
+	int code;
 
 	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
 		printf("mad-writer (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
@@ -88,13 +107,14 @@ int main(int argc, char **argv)
 			errno == EFBIG ? "longer than any request" : strerror(errno));
 		return MAD_WRITER_BAD_REQUEST;
 	}
-	code = mad_writer_check(req, len, &j, &m, &n, why, sizeof(why));
-	if (code) {
-		fprintf(stderr, "mad-writer: standard input: %s\n", why);
-		free(req);
-		return code == -2 ? MAD_WRITER_OTHER_BUILD : MAD_WRITER_BAD_REQUEST;
-	}
-	code = mad_writer_run(&j, m, n);
+	code = mad_writer_serve(req, len, why, sizeof(why));
+	/* to mad.so, which puts it in slurmd's log */
+	if (code)
+		fprintf(stderr, "mad-writer: %s%s\n",
+			code == MAD_WRITER_OTHER_BUILD || code == MAD_WRITER_BAD_REQUEST ?
+				"standard input: " :
+				"",
+			*why ? why : mad_writer_strerror(code));
 	free(req);
 	return code;
 }

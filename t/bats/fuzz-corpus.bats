@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The fuzz corpus replayed through the tool, and (with clang) a short fuzz run.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	load ../lib.sh
 	load_helpers
@@ -20,19 +22,33 @@ setup() {
 }
 
 @test "every marker writer request in the corpus: refused with a message, or carried out as its user, never as root" {
+	local version past=0
 	writer=$MAD_BUILDDIR/plugin/mad-writer
+	run "$writer" --version
+	assert_output --regexp '^mad-writer \(mad-spank\) [0-9]'
+	version=${output##* }
 	for f in "$MAD_SRCDIR"/t/corpus/writer/*; do
-		run --separate-stderr "$writer" <"$f"
-		# 123, 124: refused (made by another version; malformed); 125: the
-		# drop to its user failed (not root); 126: its folder,
-		# /nonexistent/run, cannot be opened
+		# the corpus was made by one version: this build's goes in its header (bytes 8..31,
+		# lib/writer.c's request_head), so a request reaches past the version check; a
+		# layout that changed is still refused, and then the corpus is to be made again
+		python3 -c 'import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+if b[:8] == b"madwrite" and len(b) >= 32:
+    b[8:32] = sys.argv[2].encode().ljust(24, b"\0")
+sys.stdout.buffer.write(b)' "$f" "$version" >"$BATS_TEST_TMPDIR/request"
+		run --separate-stderr "$writer" <"$BATS_TEST_TMPDIR/request"
+		# lib/writer.h: 81 malformed; 82 the drop to its user failed (not root); 83 its
+		# folder, /nonexistent/run, cannot be opened; never 80 (another build's) here
 		case $status in
-		123 | 124) [[ $stderr == 'mad-writer: standard input: '* ]] || { echo "$f: $stderr"; false; } ;;
-		125 | 126) [[ -z $stderr ]] || { echo "$f: $stderr"; false; } ;;
-		*) echo "$f: status $status"; false ;;
+		81) [[ $stderr == 'mad-writer: standard input: '* ]] || { echo "$f: $stderr"; false; } ;;
+		82 | 83)
+			[[ $stderr == 'mad-writer: '* && $stderr != *'standard input'* ]] || { echo "$f: $stderr"; false; }
+			past=$((past + 1))
+			;;
+		*) echo "$f: status $status: $stderr"; false ;;
 		esac
 		[[ -z $output ]]
 	done
-	run "$writer" --version
-	assert_output --regexp '^mad-writer \(mad-spank\) [0-9]'
+	# the corpus's well-formed requests (a batch marker, a node's eight, a step's) get past the check
+	[[ $past -ge 3 ]] || { echo "only $past requests of the corpus reached the drop"; false; }
 }

@@ -126,7 +126,7 @@ setup() {
 		"$MAD_BUILDDIR/t/unit/test-writer"
 	[[ $status -ne 99 ]] || { echo "$output"; false; }
 	assert_success
-	assert_output --partial '# 7 passed, 0 failed'
+	assert_output --partial "# $(grep -c '^[[:space:]]*RUN(' "$MAD_SRCDIR/t/unit/test-writer.c") passed, 0 failed"
 	for f in "$MAD_SRCDIR"/t/corpus/writer/*; do
 		run valgrind -q --vgdb=no --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99 "$writer" <"$f"
 		[[ $status -ne 99 ]] || { echo "valgrind: $f: $output"; false; }

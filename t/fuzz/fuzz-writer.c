@@ -8,7 +8,7 @@
  * markers, each a plain name and a length that fits, gids within the
  * input, and encoding what was read gives a request of the same size that
  * reads back the same.  The input is also read as a mount table
- * (mad_writer_mount_type, /proc/self/mountinfo's format), which mad.so
+ * (mad_writer_mount_local, /proc/self/mountinfo's format), which mad.so
  * reads to tell whether mad-writer is on a local disk. */
 #include "config.h"
 
@@ -70,9 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *patched;
 	char type[64];
 
-	/* the same bytes as a mount table: a type found fits and ends */
-	if (mad_writer_mount_type((const char *)data, size, "/usr/libexec/mad-spank/mad-writer",
-				  type, sizeof(type)) == 0)
+	/* the same bytes as a mount table: a type refused fits and ends */
+	type[0] = '\0';
+	if (mad_writer_mount_local((const char *)data, size, "/usr/libexec/mad-spank/mad-writer",
+				   type, sizeof(type)) == 0)
 		check(memchr(type, '\0', sizeof(type)) != NULL && type[0] != '\0');
 	one(data, size);
 	if (size < 32)

@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -309,21 +311,18 @@ TEST(writer_program_refuses_a_bad_request)
 TEST(writer_run_in_a_fork)
 {
 	struct mad_writer_marker m[2];
-	const struct mad_writer_marker *got;
-	struct mad_writer_job j, back;
+	struct mad_writer_job j;
 	char buf[256];
 	size_t len;
 	void *req;
-	int n, status;
+	int status;
 	pid_t pid;
 
 	request_parts(&j, m, 7007);
 	req = request(&j, m, 2, &len);
 	pid = fork();
 	if (pid == 0)
-		_exit(mad_writer_check(req, len, &back, &got, &n, NULL, 0) ?
-			      MAD_WRITER_BAD_REQUEST :
-			      mad_writer_run(&back, got, n));
+		_exit(mad_writer_serve(req, len, NULL, 0));
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
 	if (getuid() != 0) {
 		CHECK(WEXITSTATUS(status) == MAD_WRITER_NO_DROP);
@@ -335,40 +334,70 @@ TEST(writer_run_in_a_fork)
 	free(req);
 }
 
-/* The file system that holds a path, by a mount table as the kernel
- * writes it (proc(5), /proc/pid/mountinfo): the longest mount point that
- * holds it, the later of two lines for one point, octal escapes. */
-TEST(writer_mount_type)
+/* Whether a path is reached through local file systems alone, by a mount
+ * table as the kernel writes it (proc(5), /proc/pid/mountinfo): every
+ * mount whose point holds it, the ones crossed above its own and one
+ * hidden under another at one point alike; octal escapes. */
+TEST(writer_mount_local)
 {
 	static const char table[] = "26 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
 				    "40 26 0:50 / /usr rw,relatime shared:3 - nfs srv:/usr rw,vers=3\n"
 				    "41 40 0:51 / /usr/local rw - tmpfs tmpfs rw\n"
 				    "42 26 0:52 / /opt\\040x rw - xfs /dev/vdb rw\n"
 				    "43 26 0:53 / /srv rw - nfs4 srv:/srv rw\n"
-				    "44 26 0:54 / /srv rw - ext4 /dev/vdc rw\n"
+				    "44 43 0:54 / /srv rw - ext4 /dev/vdc rw\n"
 				    "garbage line\n"
 				    "45 26 0:55 / /mnt rw - \n";
-	char type[64];
+	const size_t len = sizeof(table) - 1;
+	char type[64] = "";
 
-	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/usr/libexec/mad-spank/mad-writer",
-				    type, sizeof(type)) == 0);
+	CHECK(mad_writer_mount_local(table, len, "/usr/libexec/mad-spank/mad-writer", type,
+				     sizeof(type)) == 0);
 	CHECK_STR(type, "nfs");
-	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/usr/local/libexec/mad-writer", type,
-				    sizeof(type)) == 0);
-	CHECK_STR(type, "tmpfs");
-	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/usrx/mad-writer", type,
-				    sizeof(type)) == 0);
-	CHECK_STR(type, "ext4"); /* /usr does not hold /usrx */
-	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/opt x/mad-writer", type,
-				    sizeof(type)) == 0);
-	CHECK_STR(type, "xfs");
-	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/srv/mad-writer", type,
-				    sizeof(type)) == 0);
-	CHECK_STR(type, "ext4"); /* mounted over the NFS one */
-	CHECK(mad_writer_mount_type(table, sizeof(table) - 1, "/mnt/x", type, sizeof(type)) == 0);
-	CHECK_STR(type, "ext4"); /* a line without a type holds nothing */
-	CHECK(mad_writer_mount_type("", 0, "/x", type, sizeof(type)) == -1);
-	CHECK(mad_writer_mount_type("garbage\n", 8, "/x", type, sizeof(type)) == -1);
+	/* local itself, but its lookup crosses /usr's NFS */
+	strcpy(type, "");
+	CHECK(mad_writer_mount_local(table, len, "/usr/local/libexec/mad-writer", type,
+				     sizeof(type)) == 0);
+	CHECK_STR(type, "nfs");
+	CHECK(mad_writer_mount_local(table, len, "/usrx/mad-writer", type, sizeof(type)) == 1);
+	CHECK(mad_writer_mount_local(table, len, "/opt x/mad-writer", type, sizeof(type)) == 1);
+	/* ext4 mounted over NFS at one point: refused, the table says no more */
+	strcpy(type, "");
+	CHECK(mad_writer_mount_local(table, len, "/srv/mad-writer", type, sizeof(type)) == 0);
+	CHECK_STR(type, "nfs4");
+	/* a line without a type holds nothing */
+	CHECK(mad_writer_mount_local(table, len, "/mnt/x", type, sizeof(type)) == 1);
+	CHECK(mad_writer_mount_local("", 0, "/x", type, sizeof(type)) == -1);
+	CHECK(mad_writer_mount_local("garbage\n", 8, "/x", type, sizeof(type)) == -1);
+}
+
+/* The dynamic loader and the C library, by the kernel's paths of their
+ * mappings: a link such as usrmerge's /lib64 is no way around a mount. */
+TEST(writer_libs_local)
+{
+	static const char local[] = "26 1 254:0 / / rw - ext4 /dev/vda rw\n";
+	char table[4096 + 256], why[512] = "", lib[4096] = "";
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[4096 + 128];
+
+	CHECK(mad_writer_libs_local(local, sizeof(local) - 1, why, sizeof(why)) == 1);
+	/* the folder that holds the C library, over NFS */
+	while (maps && fgets(line, sizeof(line), maps))
+		if (strstr(line, "/libc.so") || strstr(line, "/libc-")) {
+			snprintf(lib, sizeof(lib), "%s", strchr(line, '/'));
+			break;
+		}
+	if (maps)
+		fclose(maps);
+	CHECK(lib[0] == '/');
+	*strrchr(lib, '/') = '\0';
+	snprintf(table, sizeof(table), "%s40 26 0:50 / %s rw - nfs srv:/lib rw\n", local, lib);
+	CHECK(mad_writer_libs_local(table, strlen(table), why, sizeof(why)) == 0);
+	CHECK(strstr(why, lib) != NULL && strstr(why, "(nfs)") != NULL);
+	/* /lib64 on NFS holds neither: the loader's path is the link's target */
+	snprintf(table, sizeof(table), "%s40 26 0:50 / /lib64 rw - nfs srv:/lib rw\n", local);
+	if (strncmp(lib, "/lib64", 6) != 0)
+		CHECK(mad_writer_libs_local(table, strlen(table), why, sizeof(why)) == 1);
 }
 
 /* Started only from a local disk, and only as root's own file in root's
@@ -432,7 +461,8 @@ int main(void)
 	RUN(writer_program_writes_as_the_user);
 	RUN(writer_program_refuses_a_bad_request);
 	RUN(writer_run_in_a_fork);
-	RUN(writer_mount_type);
+	RUN(writer_mount_local);
+	RUN(writer_libs_local);
 	RUN(writer_spawnable);
 	return unit_done_in(tmp);
 }

@@ -22,6 +22,24 @@ setup() {
 	cluster_test
 }
 
+# The job whose output OUT printed job_dir=DIR: ranks 0..3 of step 0 exited 0 by their
+# markers there, and no file in DIR is root's.
+assert_four_step_markers() { # out
+	local dir r
+	look_anew "$1"
+	dir=$(sed -n 's/^job_dir=//p' "$1")
+	look_anew "$dir"
+	for r in 0 1 2 3; do [[ $(head -1 "$dir/step0_rank$r") == 0 ]]; done
+	[[ -z $(find "$dir" -user root) ]]
+}
+
+teardown() {
+	# a test that replaced mad-writer puts it back, passed or not
+	if [[ -n ${saved_writer:-} && -e $saved_writer ]]; then
+		cp -p "$saved_writer" "$writer"
+	fi
+}
+
 
 @test "nodes fan-out: 4 nodes, the env contract on every node, TCP exchange through MASTER_ADDR" {
 	submit --nodes=4 --mad-model=llama --wrap 'srun --nodes=4 ./tcp-exchange'
@@ -262,11 +280,38 @@ planted_link_job() {
 		run grep -cE "execve\(\"$writer\", \[\"mad-writer\"\], 0x[0-9a-f]+ /\\* 0 vars \\*/" "$trace.$p"
 		assert_output 1
 	done
-	look_anew "$out"
-	dir=$(sed -n 's/^job_dir=//p' "$out")
-	look_anew "$dir"
-	for r in 0 1 2 3; do [[ $(head -1 "$dir/step0_rank$r") == 0 ]]; done
-	[[ -z $(find "$dir" -user root) ]]
+	assert_four_step_markers "$out"
+}
+
+@test "step markers: a mad-writer that does not answer as this build's (killed, a loader's 127, another build's 80) leaves them to a fork of slurmstepd" {
+	local end out why
+	writer=$(grep -ao '/[[:print:]]*/libexec/mad-spank/mad-writer' "$(mad_so)" | head -n 1)
+	[[ -x $writer ]] || { echo "mad.so names '$writer', which is not there"; false; }
+	saved_writer=$BATS_TEST_TMPDIR/mad-writer.saved
+	cp -p "$writer" "$saved_writer"
+	# root's own executable in root's folders, so mad.so starts it (design.md §10)
+	for end in 'kill -KILL $$' 'exit 127' 'exit 80'; do
+		printf '#!/bin/sh\n%s\n' "$end" >"$BATS_TEST_TMPDIR/stand-in"
+		install -m 0755 -o root -g root "$BATS_TEST_TMPDIR/stand-in" "$writer"
+		out=$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out
+		run "$AS_USER" sbatch --parsable --nodes=2 --ntasks-per-node=2 --mad-model=m \
+			--output="$out" --wrap 'echo job_dir=$MAD_JOB_DIR; srun true'
+		assert_success
+		jobid=${output%%;*}
+		run "$AS_USER" timeout 120 mad-wait --interval 1 "$jobid"
+		echo "$end: $output"
+		assert_success
+		assert_four_step_markers "$out"
+		# slurmd's log says why, with what the stand-in did
+		case $end in
+		kill*) why='was killed by signal 9' ;;
+		'exit 127') why='exited 127' ;;
+		*) why='is of another build than this mad.so' ;;
+		esac
+		grep -h "$writer $why: the markers are written by a fork of slurmstepd" \
+			"$MAD_CLUSTER_DIR"/log/slurmd-n*.log | grep -q . ||
+			{ echo "no slurmd log line: '$writer $why'"; false; }
+	done
 }
 
 @test "scancel while peers wait for rank 0: the tasks end at once, no node drains" {

@@ -329,7 +329,14 @@ poll_cost() {
 	expect 71 1
 	marker 71 0 '143\nhost=n1\n'
 	printf '71 PENDING 10\n' >"$BATS_TEST_TMPDIR/queue"
-	(sleep 1.5; expect 71.1 1; marker 71.1 0 '0\nhost=n2\n') &
+	# the next attempt once mad-wait has seen the failed one and asked squeue (a loaded
+	# machine may start mad-wait late: a fixed delay could let it see both at once)
+	(
+		for _ in $(seq 600); do [[ -s $BATS_TEST_TMPDIR/squeue.calls ]] && break; sleep 0.05; done
+		sleep 0.5
+		expect 71.1 1
+		marker 71.1 0 '0\nhost=n2\n'
+	) &
 	run mad-wait -d "$run_dir" --json --interval 1 71
 	assert_success
 	assert_output --partial "job 71: 0/1 done, 1 failed (requeued: waiting for the next attempt), PENDING"
@@ -499,7 +506,14 @@ follow_for_3s() { # pattern
 	cd "$BATS_TEST_TMPDIR"
 	echo 'hello from 0' >slurm-92_0.out
 	echo 'hello from 1' >slurm-92_1.out
-	(sleep 4; marker 92 0 '0\n'; marker 92 1 '0\n') &
+	# the markers once squeue has answered (its second call, the first that reaches the
+	# queue) and mad-wait has had an interval to follow the outputs
+	(
+		for _ in $(seq 600); do [[ -s $BATS_TEST_TMPDIR/squeue.calls ]] && break; sleep 0.05; done
+		sleep 2
+		marker 92 0 '0\n'
+		marker 92 1 '0\n'
+	) &
 	run --separate-stderr timeout 30 mad-wait -d "$run_dir" -q --interval 1 --follow 92
 	echo "exit $status: $output"
 	echo "$stderr"

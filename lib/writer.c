@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,7 @@ int mad_writer_run(const struct mad_writer_job *j, const struct mad_writer_marke
 
 	if ((j->ngids ? setgroups((size_t)j->ngids, j->gids) : setgroups(1, &j->gid)) ||
 	    setresgid(j->gid, j->gid, j->gid) || setresuid(j->uid, j->uid, j->uid) ||
-	    getuid() != j->uid || geteuid() != j->uid || getegid() != j->gid) {
+	    ((getuid() != j->uid || geteuid() != j->uid || getegid() != j->gid) && (errno = EPERM))) {
 		if (why)
 			mad_error(why, wsize, "cannot become uid %u gid %u: %s", (unsigned)j->uid,
 				  (unsigned)j->gid, strerror(errno));
@@ -210,8 +211,9 @@ const char *mad_writer_strerror(int code)
 /* The file systems an exec from is never held by a server: local disks
  * and memory.  Anything else (NFS, CIFS, FUSE, Lustre, GPFS, Ceph, an
  * overlay or squashfs whose layers may be on one) takes the fork. */
-static const char *const local_fs[] = { "ext2",  "ext3", "ext4", "xfs", "btrfs",    "tmpfs",
-					"ramfs", "zfs",  "f2fs", "jfs", "reiserfs", "bcachefs" };
+static const char *const local_fs[] = { "ext2",  "ext3",     "ext4",    "xfs", "btrfs",
+					"tmpfs", "ramfs",    "rootfs",  "zfs", "f2fs",
+					"jfs",   "reiserfs", "bcachefs" };
 
 /* Field N (0-based) of the mountinfo line LINE (LEN bytes), unescaped
  * (\ooo) into OUT: 0, or -1 when it is not there or does not fit. */
@@ -254,8 +256,7 @@ int mad_writer_mount_local(const char *mountinfo, size_t len, const char *path, 
 
 		/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE ..." */
 		sep = memmem(line, n, " - ", 3);
-		if (sep && mount_field(line, n, 4, point, sizeof(point)) == 0 &&
-		    mount_field(sep + 3, n - (size_t)(sep + 3 - line), 0, fs, sizeof(fs)) == 0) {
+		if (sep && mount_field(line, n, 4, point, sizeof(point)) == 0) {
 			m = strlen(point);
 			while (m > 1 && point[m - 1] == '/')
 				m--;
@@ -263,6 +264,10 @@ int mad_writer_mount_local(const char *mountinfo, size_t len, const char *path, 
 			if (point[0] == '/' && (m == 1 || (strncmp(path, point, m) == 0 &&
 							   (path[m] == '/' || path[m] == '\0')))) {
 				found = 1;
+				/* a type that does not read (none, too long) is no local one */
+				if (mount_field(sep + 3, n - (size_t)(sep + 3 - line), 0, fs,
+						sizeof(fs)))
+					strcpy(fs, "unreadable");
 				for (i = 0; i < sizeof(local_fs) / sizeof(local_fs[0]); i++)
 					if (strcmp(fs, local_fs[i]) == 0)
 						break;
@@ -359,19 +364,60 @@ static int mapped_path(uintptr_t addr, char *out, size_t size)
 	return rc;
 }
 
+/* What a dynamic mad-writer's exec looks up besides itself, as this
+ * process's objects say: the dynamic loader by the main program's
+ * PT_INTERP, and the C library by the name the loader found it under. */
+struct libs {
+	int seen;
+	const char *interp, *libc;
+	uintptr_t libc_at; /* an address of the C library's first mapping */
+};
+
+static int libs_of(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct libs *l = data;
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	(void)size;
+	base = base ? base + 1 : info->dlpi_name;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_INTERP && l->seen == 0) /* the main program comes first */
+			l->interp = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		if (ph->p_type == PT_LOAD && !l->libc && strncmp(base, "libc.so", 7) == 0 &&
+		    info->dlpi_name[0] == '/') {
+			l->libc = info->dlpi_name;
+			l->libc_at = info->dlpi_addr + ph->p_vaddr;
+		}
+	}
+	l->seen++;
+	return 0;
+}
+
 int mad_writer_libs_local(const char *mountinfo, size_t len, char *why, size_t wsize)
 {
-	const uintptr_t at[] = { (uintptr_t)getauxval(AT_BASE), (uintptr_t)&write };
-	const char *what[] = { "the dynamic loader", "the C library" };
+	struct libs l = { 0, NULL, NULL, 0 };
 	char path[4096];
 
-	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
-		if (!at[i])
-			continue; /* no loader: a static program */
-		if (mapped_path(at[i], path, sizeof(path))) {
+	dl_iterate_phdr(libs_of, &l);
+	if (!l.interp)
+		return 1; /* no loader: a static program */
+	if (!l.libc) {
+		if (why)
+			mad_error(why, wsize, "the C library is not among this process's objects");
+		return 0;
+	}
+	/* each by the path the exec looks up (through any link on it) and by
+	 * the file it reaches, the kernel's path of its mapping */
+	if (!on_local_fs(mountinfo, len, l.interp, why, wsize) ||
+	    !on_local_fs(mountinfo, len, l.libc, why, wsize))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if (mapped_path(i ? l.libc_at : (uintptr_t)getauxval(AT_BASE), path, sizeof(path))) {
 			if (why)
 				mad_error(why, wsize, "%s's file is not found in /proc/self/maps",
-					  what[i]);
+					  i ? "the C library" : "the dynamic loader");
 			return 0;
 		}
 		if (!on_local_fs(mountinfo, len, path, why, wsize))

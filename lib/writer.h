@@ -117,16 +117,18 @@ int mad_writer_spawnable(const char *path, char *why, size_t wsize);
  * format, LEN bytes) whose mount point holds PATH is of a local file
  * system: those a lookup of PATH crosses, and any one hidden under them
  * (refused all the same: the table does not say which one is on top).
- * 1; 0 with the type of the first one that is not into TYPE; -1 when no
- * line holds PATH. */
+ * 1; 0 with the type of the first one that is not into TYPE ("unreadable"
+ * for a type that does not read); -1 when no line holds PATH. */
 int mad_writer_mount_local(const char *mountinfo, size_t len, const char *path, char *type,
 			   size_t tsize);
 
 /* Whether the dynamic loader this process started with and its C library
- * are on local file systems by MOUNTINFO, each by the path the kernel
- * gives its mapping in /proc/self/maps (a link such as usrmerge's /lib64
- * resolved, with no lookup): a dynamic mad-writer execs the same two.
- * 1 (also for a static process, which has no loader), else 0 with WHY. */
+ * are on local file systems by MOUNTINFO, each by the path an exec looks
+ * up (the main program's PT_INTERP, the name the loader found the library
+ * under) and by the path the kernel gives its mapping in /proc/self/maps
+ * (where a link such as usrmerge's /lib64 leads, found with no lookup):
+ * a dynamic mad-writer execs the same two.  1 (also for a static process,
+ * which has no loader), else 0 with WHY. */
 int mad_writer_libs_local(const char *mountinfo, size_t len, char *why, size_t wsize);
 
 #endif

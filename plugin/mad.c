@@ -590,8 +590,9 @@ static pid_t fork_writer(const void *req, size_t len)
 	return pid;
 }
 
-/* What a spawned mad-writer wrote to its standard error ERRFD, its last
- * line's words, into SAID ("" when nothing). */
+/* What a spawned mad-writer wrote to its standard error ERRFD, its first
+ * bytes with its lines joined (no control character reaches slurmd's log),
+ * into SAID ("" when nothing). */
 static void writer_said(int errfd, char *said, size_t size)
 {
 	ssize_t n = errfd < 0 ? -1 : pread(errfd, said, size - 1, 0);

@@ -257,6 +257,20 @@ auto_port() { # JOB [STEP]
 	echo $((20000 + ($1 % 100000 * 64 + slot) % 9000))
 }
 
+# The marker writer's request in FILE (t/corpus/writer) with the version of the mad-writer
+# WRITER in its header (bytes 8..31, lib/writer.c's request_head), on standard output: the
+# corpus was made by one version, and a request of another stops at the version check. A
+# layout that changed is still refused (exit 80): then the corpus is to be made again.
+writer_request_of_this_build() { # file writer
+	local version
+	version=$("$2" --version) || return 1
+	python3 -c 'import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+if b[:8] == b"madwrite" and len(b) >= 32:
+    b[8:32] = sys.argv[2].encode().ljust(24, b"\0")
+sys.stdout.buffer.write(b)' "$1" "${version##* }"
+}
+
 # port_holders FILES...: for each "MASTER_PORT P is already in use on rank 0's node N" a job
 # printed in FILES, what node N's namespace lists on port P now (ss, with the owning
 # processes): a failed launch then says what held the port, not only that one did.

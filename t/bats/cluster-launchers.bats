@@ -168,6 +168,7 @@ assert_nothing_listens() { # " addr=A port=P "
 	local addr port i
 	addr=$(sed -n 's/.* addr=\([^ ]*\) .*/\1/p' <<<"$1")
 	port=$(sed -n 's/.* port=\([^ ]*\) .*/\1/p' <<<"$1")
+	[[ -n $addr && -n $port ]] || { echo "no address and port in '$1'"; false; }
 	for i in {1..50}; do
 		timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null || return 0
 		sleep 0.1

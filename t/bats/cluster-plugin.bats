@@ -33,10 +33,17 @@ assert_four_step_markers() { # out
 	[[ -z $(find "$dir" -user root) ]]
 }
 
+# Puts FILE at mad-writer's path WRITER as root's own executable, by a rename: a slurmstepd
+# starting it meanwhile gets the old file or the new one, never a part.
+place_writer() { # file writer
+	install -m 0755 -o root -g root "$1" "${2%/*}/.mad-writer.new"
+	mv -f "${2%/*}/.mad-writer.new" "$2"
+}
+
 teardown() {
 	# a test that replaced mad-writer puts it back, passed or not
 	if [[ -n ${saved_writer:-} && -e $saved_writer ]]; then
-		cp -p "$saved_writer" "$writer"
+		place_writer "$saved_writer" "$writer"
 	fi
 }
 
@@ -284,17 +291,33 @@ planted_link_job() {
 }
 
 @test "step markers: a mad-writer that does not answer as this build's (killed, a loader's 127, another build's 80) leaves them to a fork of slurmstepd; one that answers is believed" {
-	local end out why l logs=("$MAD_CLUSTER_DIR"/log/slurmd-n*.log)
+	local end out why l ns logs=("$MAD_CLUSTER_DIR"/log/slurmd-n*.log) ours=()
 	local -A lines
+	# the installed mad-writer is shared: t/suite runs two clusters of one release at once,
+	# one build's prefix under both, so the stand-in acts in this cluster's nodes alone (by
+	# their network namespaces) and hands any other's request to the real writer
+	[[ $MAD_CLUSTER_MODE == netns ]] || skip "the nodes share the host's network namespace"
 	writer=$(grep -ao '/[[:print:]]*/libexec/mad-spank/mad-writer' "$(mad_so)" | head -n 1)
 	[[ -x $writer ]] || { echo "mad.so names '$writer', which is not there"; false; }
 	saved_writer=$BATS_TEST_TMPDIR/mad-writer.saved
 	cp -p "$writer" "$saved_writer"
+	for ns in /run/netns/"$MAD_CLUSTER_NS_PREFIX"n[0-9]*; do
+		ours+=("net:[$(stat -L -c %i "$ns")]")
+	done
+	((${#ours[@]} == MAD_CLUSTER_NODES)) || { echo "${#ours[@]} namespaces of $MAD_CLUSTER_NODES nodes"; false; }
 	# root's own executable in root's folders, so mad.so starts it (design.md §10); each
 	# says something on its standard error, which slurmd's log is to carry
 	for end in 'kill -KILL $$' 'exit 127' 'exit 80' 'exit 83'; do
-		printf '#!/bin/sh\necho "stand-in: %s" >&2\n%s\n' "$end" "$end" >"$BATS_TEST_TMPDIR/stand-in"
-		install -m 0755 -o root -g root "$BATS_TEST_TMPDIR/stand-in" "$writer"
+		{
+			echo '#!/bin/sh'
+			echo 'case $(/usr/bin/readlink /proc/self/ns/net) in'
+			echo "$(IFS='|' && echo "${ours[*]}" | sed 's/\[/\\[/g; s/\]/\\]/g')) ;;"
+			echo "*) exec '$saved_writer' ;;"
+			echo 'esac'
+			echo "echo 'stand-in: $end' >&2"
+			echo "$end"
+		} >"$BATS_TEST_TMPDIR/stand-in"
+		place_writer "$BATS_TEST_TMPDIR/stand-in" "$writer"
 		out=$MAD_CLUSTER_SHARED/plugin-$BATS_TEST_NUMBER.out
 		for l in "${logs[@]}"; do lines[$l]=$(wc -l <"$l"); done
 		run "$AS_USER" timeout 120 sbatch --wait --nodes=2 --ntasks-per-node=2 --mad-model=m \

@@ -47,6 +47,17 @@ require_root() {
 	skip "not root ($1)"
 }
 
+# A cluster whose nodes have network namespaces of their own (netns mode), or a failure
+# under CI (a skip elsewhere): for tests that tell the nodes apart by them.
+require_netns() {
+	[[ ${MAD_CLUSTER_MODE:-} == netns ]] && return 0
+	if [[ ${CI:-} == true ]]; then
+		echo "the cluster is in ${MAD_CLUSTER_MODE:-an unknown} mode ($1) and CI=true: failing, not skipping" >&2
+		return 1
+	fi
+	skip "the cluster is not in netns mode ($1)"
+}
+
 # require_spur_host HOST: HOST is spur's real SPANK host (t/spur/spurd-spank), not the
 # stand-in make check writes without spur's source (Makefile.am): else a skip that says
 # what to set, a failure under CI.

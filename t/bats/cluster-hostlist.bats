@@ -38,7 +38,7 @@ setup() {
 }
 
 @test "rank 0's node resolves to its own address on every node" {
-	[[ $MAD_CLUSTER_MODE == netns ]] || skip "one shared address in loopback mode"
+	require_netns "one shared address in loopback mode"
 	local out=$MAD_CLUSTER_DIR/shared/hl-$BATS_TEST_NUMBER.out
 	run "$AS_USER" timeout 120 sbatch --wait --nodes=4 --output="$out" --wrap '
 		srun --nodes=4 --ntasks=4 bash -c "echo \$(hostname) \

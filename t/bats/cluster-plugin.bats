@@ -296,7 +296,7 @@ planted_link_job() {
 	# the installed mad-writer is shared: t/suite runs two clusters of one release at once,
 	# one build's prefix under both, so the stand-in acts in this cluster's nodes alone (by
 	# their network namespaces) and hands any other's request to the real writer
-	[[ $MAD_CLUSTER_MODE == netns ]] || skip "the nodes share the host's network namespace"
+	require_netns "the stand-in tells this cluster's nodes by their network namespaces"
 	writer=$(grep -ao '/[[:print:]]*/libexec/mad-spank/mad-writer' "$(mad_so)" | head -n 1)
 	[[ -x $writer ]] || { echo "mad.so names '$writer', which is not there"; false; }
 	saved_writer=$BATS_TEST_TMPDIR/mad-writer.saved

@@ -606,8 +606,8 @@ static void writer_said(int errfd, char *said, size_t size)
 }
 
 /* Whether a spawned writer's end (STATUS, as waitpid gives it) is one of
- * this build's answers; else (a signal, a loader's 127, another build's
- * code or 123) why not into WHY. */
+ * this build's answers; else (a signal, a loader's 127, a code that is
+ * none of lib/writer.h's, or 80: another build's) why not into WHY. */
 static int writer_answered(int status, const char *said, char *why, size_t size)
 {
 	if (WIFEXITED(status) && WEXITSTATUS(status) != MAD_WRITER_OTHER_BUILD &&
